@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang and runs each for N seconds (default 60)
+# on its seed corpus under fuzz/corpus/<target>/. Fails if any target crashes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCAIRN_BUILD_FUZZ=ON -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=OFF >/dev/null
+shopt -s nullglob
+targets=()
+for src in fuzz/*_fuzz.cc; do targets+=("$(basename "$src" .cc)"); done
+if ((${#targets[@]} == 0)); then echo "fuzz: no targets"; exit 0; fi
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+for t in "${targets[@]}"; do
+  corpus="fuzz/corpus/${t%_fuzz}"
+  work="build-fuzz/corpus-$t"
+  mkdir -p "$work"
+  echo "fuzz: $t for ${seconds}s (seeds: $corpus)"
+  build-fuzz/"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+    "$work" "$corpus" 2>&1 | tail -n 15
+done
