@@ -1,0 +1,48 @@
+// Matrix products of (possibly quantized) weight matrices with F32 activations.
+//
+// A weight matrix is stored as GGUF stores a 2-D tensor with ne = {cols, rows}:
+// `rows` rows (output features), each row `cols` contiguous elements (input
+// features) encoded in `type` blocks along the row.
+//
+// Exactness contract (Cairn's cache and speculation depend on it):
+//   y[b][r] is bit-identical for any batch size, any row range split, and any
+//   thread count — each output element is computed by one fixed sequence of
+//   operations that depends only on (weight row r, activation row b).
+// So a token's logits never depend on how many tokens were processed with it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+
+namespace cairn::kernels {
+
+struct MatrixView {
+  DType type = DType::kF32;
+  const void* data = nullptr;
+  int64_t rows = 0;              // output features
+  int64_t cols = 0;              // input features (multiple of the type's block size)
+  size_t row_stride_bytes = 0;   // usually RowBytes(type, cols)
+
+  const uint8_t* Row(int64_t r) const {
+    return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * row_stride_bytes;
+  }
+};
+
+inline MatrixView MakeMatrixView(DType type, const void* data, int64_t rows, int64_t cols) {
+  return MatrixView{type, data, rows, cols, RowBytes(type, cols)};
+}
+
+// y[b * ldy + r] = sum_c W[r][c] * x[b * ldx + c]   for b < batch, r < w.rows.
+// x: [batch][ldx] F32 (ldx >= cols). y: [batch][ldy] F32 (ldy >= rows).
+// batch == 1 is the decode (matrix-vector) path; small batches (2..16) are
+// speculative verification; large batches are prefill.
+void MatMul(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y,
+            int64_t ldy, ThreadPool& pool);
+
+// Dequantizes row r of w into out[0..cols) (embedding lookup).
+void GetRow(const MatrixView& w, int64_t r, float* out);
+
+}  // namespace cairn::kernels
