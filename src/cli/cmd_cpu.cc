@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "core/thread_pool.h"
+#include "kernels/targets.h"
 
 namespace cairn::cli {
 namespace {
@@ -17,6 +18,10 @@ void RunCpu() {
               __builtin_cpu_supports("avx512f"), __builtin_cpu_supports("avx512bw"),
               __builtin_cpu_supports("avx512vnni"), __builtin_cpu_supports("avx512bf16"));
 #endif
+  std::string compiled;
+  for (const auto& name : kernels::CompiledTargetNames()) compiled += name + " ";
+  std::printf("kernels compiled for: %s\n", compiled.c_str());
+  std::printf("kernels dispatch to: %s\n", kernels::ActiveTargetName().c_str());
 }
 
 const CommandRegistration kRegistration{"cpu", 900, [](CLI::App& app) {
