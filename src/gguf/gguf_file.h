@@ -27,7 +27,15 @@ enum class ValueType : uint32_t {
   kBool = 7, kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
 };
 
-std::string_view ValueTypeName(ValueType type);
+std::string_view ValueTypeName(ValueType type);  // "u8", ..., "string", "array"; "?" if unknown
+
+// Reader limits (the same as llama.cpp's): strings and arrays hold at most 1 Gi
+// elements; nested arrays at most kMaxArrayNesting levels deep.
+inline constexpr uint64_t kMaxStringOrArrayLength = uint64_t{1} << 30;
+inline constexpr int kMaxArrayNesting = 16;
+// ggml's tensor name limit (GGML_MAX_NAME = 64, including the terminator).
+inline constexpr size_t kMaxTensorNameBytes = 63;
+inline constexpr uint32_t kDefaultAlignment = 32;
 
 // One metadata value. Scalars are widened for access; arrays keep their element
 // type. Strings are byte strings (GGUF does not promise UTF-8).
@@ -50,6 +58,8 @@ class Value {
   const std::vector<std::string>& AsStrings() const;   // array of strings
   std::vector<int64_t> AsI64s() const;                  // array of any integer type
   std::vector<float> AsF32s() const;                    // array of f32 (or any numeric)
+  std::vector<double> AsF64s() const;                   // array of any numeric type
+  std::vector<bool> AsBools() const;                    // array of bool
   const std::vector<Value>& AsArray() const;            // array of arrays (nested)
 
   // Construction (used by the reader and the writer).
@@ -61,6 +71,18 @@ class Value {
   static Value I32Array(std::vector<int32_t> v);
   static Value F32Array(std::vector<float> v);
   static Value Array(ValueType element_type, std::vector<Value> elements);  // generic
+  // Arrays of any integer type (values must fit `element_type`; u64 values above
+  // INT64_MAX are passed as their two's-complement bit pattern), any float type, bool.
+  static Value IntArray(ValueType element_type, std::vector<int64_t> v);
+  static Value FloatArray(ValueType element_type, std::vector<double> v);
+  static Value BoolArray(std::vector<bool> v);
+
+  // Same type, element type and contents (floats compared bitwise after widening).
+  bool operator==(const Value& other) const;
+
+  // Throws cairn::Error if the storage does not match the type (e.g. an integer
+  // array element out of range). The writer calls it on every Set.
+  void Validate() const;
 
   std::string key_for_errors;  // set by the reader so errors can name the key
 
@@ -72,7 +94,7 @@ class Value {
   double f64_ = 0;        // f32/f64
   std::string str_;
   std::vector<std::string> strings_;   // array of strings
-  std::vector<int64_t> ints_;          // array of integers (any width, widened)
+  std::vector<int64_t> ints_;          // array of integers (any width, widened; u64 as bit pattern)
   std::vector<double> floats_;         // array of f32/f64
   std::vector<uint8_t> bools_;         // array of bool
   std::vector<Value> arrays_;          // array of arrays
@@ -104,7 +126,9 @@ class GgufFile {
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   size_t file_size() const { return size_; }
-  size_t data_offset() const { return data_offset_; }  // start of the data blob
+  // Start of the data blob: the end of the tensor infos rounded up to alignment().
+  // Files without tensors may end before it (llama.cpp omits that padding then).
+  size_t data_offset() const { return data_offset_; }
   const std::string& path() const { return path_; }
 
   // Metadata, in file order.
@@ -130,14 +154,18 @@ class GgufFile {
   const TensorInfo* FindTensor(std::string_view name) const;  // nullptr if absent
 
  private:
+  friend class GgufParser;  // gguf_file.cc
   GgufFile() = default;
-  void Parse();
+  void Parse(std::string_view origin);  // origin names the file in error messages
 
   std::string path_;
   const uint8_t* base_ = nullptr;  // mapping or owned copy
   size_t size_ = 0;
   bool mapped_ = false;
-  std::vector<uint8_t> owned_;     // FromBytes copy
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, FreeDeleter> owned_;  // FromBytes copy (page-aligned)
   uint32_t version_ = 0;
   uint32_t alignment_ = 32;
   size_t data_offset_ = 0;

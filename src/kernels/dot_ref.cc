@@ -1,0 +1,134 @@
+#include "kernels/dot_ref.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "kernels/quant.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_kquants.h"
+
+namespace cairn::kernels {
+namespace {
+
+// Blocks of 32 with F16 scale; `levels` gives the 32 signed levels of block k.
+template <class Levels>
+float DotBlocks32(const uint8_t* w, size_t block_bytes, const ActRow& x, int64_t cols, Levels levels) {
+  float acc[8] = {};
+  int8_t q[kQK];
+  for (int64_t k = 0; k < cols / kQK; ++k) {
+    const uint8_t* block = w + k * block_bytes;
+    levels(block, q);
+    const float scale = F16ToF32(LoadHalfBits(block)) * x.d[k];
+    const int8_t* xq = x.qs + k * kQK;
+    for (int i = 0; i < 8; ++i) {
+      int isum = 0;
+      for (int j = 4 * i; j < 4 * i + 4; ++j) isum += q[j] * xq[j];
+      acc[i] = std::fma(static_cast<float>(isum), scale, acc[i]);
+    }
+  }
+  return ReduceLanes8(acc);
+}
+
+template <class Block>
+float DotScaleMinK(const void* wrow, const ActRow& x, int64_t cols, void (*unpack)(const void*, uint8_t*)) {
+  const auto* blocks = static_cast<const Block*>(wrow);
+  float acc = 0.0f;
+  uint8_t q[kQKK];
+  for (int64_t i = 0; i < cols / kQKK; ++i) {
+    unpack(&blocks[i], q);
+    const int8_t* xq = x.qs + i * kQKK;
+    const int16_t* bs = x.bsums + i * 16;
+    int sumi = 0, summ = 0;
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      UnpackKScaleMin(blocks[i].scales, j, &sc, &m);
+      int dot = 0;
+      for (int l = 32 * j; l < 32 * j + 32; ++l) dot += q[l] * xq[l];
+      sumi += sc * dot;
+      summ += m * (bs[2 * j] + bs[2 * j + 1]);
+    }
+    const float d = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].d));
+    const float dmin = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].dmin));
+    acc = std::fma(d, static_cast<float>(sumi), acc);
+    acc = std::fma(-dmin, static_cast<float>(summ), acc);
+  }
+  return acc;
+}
+
+float DotQ6K(const void* wrow, const ActRow& x, int64_t cols) {
+  const auto* blocks = static_cast<const BlockQ6K*>(wrow);
+  float acc = 0.0f;
+  uint8_t q[kQKK];
+  for (int64_t i = 0; i < cols / kQKK; ++i) {
+    UnpackLevelsQ6K(&blocks[i], q);
+    const int8_t* xq = x.qs + i * kQKK;
+    const int16_t* bs = x.bsums + i * 16;
+    int sumi = 0;
+    for (int k = 0; k < 16; ++k) {
+      int dot = 0;
+      for (int l = 16 * k; l < 16 * k + 16; ++l) dot += q[l] * xq[l];
+      sumi += blocks[i].scales[k] * (dot - 32 * bs[k]);
+    }
+    const float d = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].d));
+    acc = std::fma(d, static_cast<float>(sumi), acc);
+  }
+  return acc;
+}
+
+bool IsFloatType(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }
+
+}  // namespace
+
+float DotQuantizedRef(DType type, const void* wrow, const ActRow& x, int64_t cols) {
+  const auto* w = static_cast<const uint8_t*>(wrow);
+  switch (type) {
+    case DType::kQ8_0:
+      return DotBlocks32(w, sizeof(BlockQ8_0), x, cols, [](const uint8_t* block, int8_t* q) {
+        const auto* b = reinterpret_cast<const BlockQ8_0*>(block);
+        for (int j = 0; j < kQK; ++j) q[j] = b->qs[j];
+      });
+    case DType::kQ4_0:
+      return DotBlocks32(w, sizeof(BlockQ4_0), x, cols, [](const uint8_t* block, int8_t* q) {
+        const auto* b = reinterpret_cast<const BlockQ4_0*>(block);
+        for (int j = 0; j < kQK / 2; ++j) {
+          q[j] = static_cast<int8_t>((b->qs[j] & 0xF) - 8);
+          q[j + kQK / 2] = static_cast<int8_t>((b->qs[j] >> 4) - 8);
+        }
+      });
+    case DType::kQ4_K: return DotScaleMinK<BlockQ4K>(wrow, x, cols, UnpackLevelsQ4K);
+    case DType::kQ5_K: return DotScaleMinK<BlockQ5K>(wrow, x, cols, UnpackLevelsQ5K);
+    case DType::kQ6_K: return DotQ6K(wrow, x, cols);
+    default: CAIRN_CHECK(false && "DotQuantizedRef: not a quantized type");
+  }
+  return 0.0f;
+}
+
+void MatMulReference(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y,
+                     int64_t ldy) {
+  if (IsFloatType(w.type)) return MatMulDequantReference(w, x, ldx, batch, y, ldy);
+  const ActFormat format = ActFormatFor(w.type);
+  std::vector<uint8_t> storage(ActRowBytes(format, w.cols) + 64);
+  uint8_t* row = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
+  for (int64_t b = 0; b < batch; ++b) {
+    QuantizeActivationRow(format, x + b * ldx, w.cols, row);
+    const ActRow act = ActRowAt(format, row, w.cols);
+    for (int64_t r = 0; r < w.rows; ++r) y[b * ldy + r] = DotQuantizedRef(w.type, w.Row(r), act, w.cols);
+  }
+}
+
+void MatMulDequantReference(const MatrixView& w, const float* x, int64_t ldx, int64_t batch,
+                            float* y, int64_t ldy) {
+  std::vector<float> wr(static_cast<size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    DequantizeRow(w.type, w.Row(r), w.cols, wr.data());
+    for (int64_t b = 0; b < batch; ++b) {
+      double sum = 0;
+      for (int64_t c = 0; c < w.cols; ++c) sum += static_cast<double>(wr[c]) * x[b * ldx + c];
+      y[b * ldy + r] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace cairn::kernels

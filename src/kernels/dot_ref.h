@@ -1,0 +1,49 @@
+// Scalar reference dot products and matrix products.
+//
+// For quantized weights these functions *define* MatMul's arithmetic: MatMul
+// on every SIMD target must return bit-identical results to MatMulReference.
+// The canonical operation sequence per (weight row, activation row):
+//   Q8_0 / Q4_0 (32-element blocks, activation Q8): eight F32 lane
+//     accumulators; for block k, lane i (elements 4i..4i+3 of the block):
+//       acc[i] = fma(float(isum_i), dw_k * dx_k, acc[i])
+//     where isum_i is the exact integer dot of those 4 elements (Q4_0 levels
+//     minus 8). Result: ((s0 + s2) + (s1 + s3)) with s_i = acc[i] + acc[i + 4].
+//   Q4_K / Q5_K (activation Q8K): per super-block, exact integers
+//     sumi = sum_j sc_j * dot(q_j, x_j), summ = sum_j m_j * (bsum_2j + bsum_2j+1);
+//     acc = fma(dx * d, float(sumi), acc); acc = fma(-(dx * dmin), float(summ), acc).
+//   Q6_K: sumi = sum_k sc_k * (dot(q_k, x_k) - 32 * bsum_k) (q unsigned 0..63);
+//     acc = fma(dx * d, float(sumi), acc).
+// For F32/F16/BF16 weights the SIMD order depends on the vector width, so the
+// reference accumulates in double and tests compare with a relative tolerance.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "kernels/matmul.h"
+#include "kernels/quant_act.h"
+
+namespace cairn::kernels {
+
+// Canonical final reduction of the eight Q8_0/Q4_0 lane accumulators.
+inline float ReduceLanes8(const float acc[8]) {
+  const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5];
+  const float s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
+  return (s0 + s2) + (s1 + s3);
+}
+
+// Dot of one weight row (raw blocks, `cols` elements) with one quantized
+// activation row, in the canonical order above. Quantized types only.
+float DotQuantizedRef(DType type, const void* wrow, const ActRow& x, int64_t cols);
+
+// MatMul's exact specification (scalar): quantizes each activation row like
+// MatMul does, then DotQuantizedRef; float types accumulate in double.
+void MatMulReference(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y,
+                     int64_t ldy);
+
+// Dequantizes the weights and takes double-precision dots with the unquantized
+// activations: the "true" product, for measuring quantization error.
+void MatMulDequantReference(const MatrixView& w, const float* x, int64_t ldx, int64_t batch,
+                            float* y, int64_t ldy);
+
+}  // namespace cairn::kernels

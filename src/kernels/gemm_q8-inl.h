@@ -1,0 +1,198 @@
+// Per-target integer dot kernels for 32-element block weights (Q8_0, Q4_0)
+// against Q8 activations. Included by matmul.cc once per Highway target.
+//
+// Every target performs the canonical sequence of dot_ref.h bit for bit:
+// eight F32 lane accumulators, lane i fed by the exact int32 dot of elements
+// 4i..4i+3 of each block (x86: maddubs+madd or VNNI dpbusd; NEON: sdot or
+// widening multiplies), one FMA per block with scale dw * dx, then
+// ReduceLanes8's fixed tree. A kernel call handles NB activation rows against
+// one weight row; each weight block is loaded and unpacked once for all NB.
+#if defined(CAIRN_KERNELS_GEMM_Q8_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef CAIRN_KERNELS_GEMM_Q8_INL_H_
+#undef CAIRN_KERNELS_GEMM_Q8_INL_H_
+#else
+#define CAIRN_KERNELS_GEMM_Q8_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include "core/half.h"
+#include "kernels/dot_ref.h"
+#include "kernels/quant_act.h"
+#include "kernels/quant_blocks.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cairn::kernels {
+namespace HWY_NAMESPACE {
+
+// The scalar reference as a kernel (portable targets, and formats without a
+// SIMD kernel on the current target).
+template <DType kType>
+struct RefKernel {
+  template <int NB>
+  static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
+    for (int b = 0; b < NB; ++b) out[b] = DotQuantizedRef(kType, wrow, acts[b], cols);
+  }
+};
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+
+// Signed levels (one per byte) of a 32-element block.
+struct Q8_0Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ8_0);
+  static HWY_INLINE __m256i Load(const uint8_t* block) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+  }
+};
+
+struct Q4_0Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ4_0);
+  static HWY_INLINE __m256i Load(const uint8_t* block) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw),
+                                             _mm256_set1_epi8(0x0F));
+    return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
+  }
+};
+
+HWY_INLINE float BlockScale(const uint8_t* block) { return _cvtsh_ss(LoadHalfBits(block)); }
+
+// Lane i = exact sum of w[j] * x[j] for j in 4i..4i+3 (|x| <= 127, so the
+// int16 pair sums of maddubs cannot saturate).
+HWY_INLINE __m256i DotLanes(__m256i w, __m256i x) {
+  const __m256i abs_w = _mm256_sign_epi8(w, w);
+  const __m256i signed_x = _mm256_sign_epi8(x, w);
+#if HWY_TARGET == HWY_AVX3_DL
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), abs_w, signed_x);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_w, signed_x), _mm256_set1_epi16(1));
+#endif
+}
+
+HWY_INLINE float ReduceLanes8(__m256 acc) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));  // (s0 + s2, s1 + s3)
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+}
+
+template <class Levels>
+struct Blocks32Kernel {
+  template <int NB>
+  static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
+    const int64_t num_blocks = cols / kQK;
+    __m256 acc[NB];
+    for (int b = 0; b < NB; ++b) acc[b] = _mm256_setzero_ps();
+    int64_t k = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // Two blocks per 512-bit integer op; the float part stays two 256-bit
+    // FMAs in block order, so the canonical sequence is unchanged.
+    for (; k + 2 <= num_blocks; k += 2) {
+      const uint8_t* block0 = wrow + k * Levels::kBlockBytes;
+      const uint8_t* block1 = block0 + Levels::kBlockBytes;
+      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(Levels::Load(block0)), Levels::Load(block1), 1);
+      const __mmask64 negative = _mm512_movepi8_mask(w);
+      const __m512i abs_w = _mm512_abs_epi8(w);
+      const float dw0 = BlockScale(block0), dw1 = BlockScale(block1);
+      for (int b = 0; b < NB; ++b) {
+        const __m512i x = _mm512_loadu_si512(acts[b].qs + k * kQK);
+        const __m512i signed_x = _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
+#if HWY_TARGET == HWY_AVX3_DL
+        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_w, signed_x);
+#else
+        const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(abs_w, signed_x), _mm512_set1_epi16(1));
+#endif
+        const __m512 pf = _mm512_cvtepi32_ps(p);
+        acc[b] = _mm256_fmadd_ps(_mm512_castps512_ps256(pf), _mm256_set1_ps(dw0 * acts[b].d[k]), acc[b]);
+        acc[b] = _mm256_fmadd_ps(_mm512_extractf32x8_ps(pf, 1), _mm256_set1_ps(dw1 * acts[b].d[k + 1]), acc[b]);
+      }
+    }
+#endif
+    for (; k < num_blocks; ++k) {
+      const uint8_t* block = wrow + k * Levels::kBlockBytes;
+      const __m256i w = Levels::Load(block);
+      const float dw = BlockScale(block);
+      for (int b = 0; b < NB; ++b) {
+        const __m256i p = DotLanes(w, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK)));
+        acc[b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * acts[b].d[k]), acc[b]);
+      }
+    }
+    for (int b = 0; b < NB; ++b) out[b] = ReduceLanes8(acc[b]);
+  }
+};
+
+using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
+using Q4_0Kernel = Blocks32Kernel<Q4_0Levels>;
+
+#elif HWY_TARGET == HWY_NEON
+
+// Levels of a 32-element block as two int8x16 (elements 0..15, 16..31).
+struct Q8_0Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ8_0);
+  static HWY_INLINE void Load(const uint8_t* block, int8x16_t* lo, int8x16_t* hi) {
+    *lo = vld1q_s8(reinterpret_cast<const int8_t*>(block + 2));
+    *hi = vld1q_s8(reinterpret_cast<const int8_t*>(block + 18));
+  }
+};
+
+struct Q4_0Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ4_0);
+  static HWY_INLINE void Load(const uint8_t* block, int8x16_t* lo, int8x16_t* hi) {
+    const uint8x16_t raw = vld1q_u8(block + 2);
+    const int8x16_t eight = vdupq_n_s8(8);
+    *lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(0x0F))), eight);
+    *hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), eight);
+  }
+};
+
+// Lane i = exact sum of w[j] * x[j] for j in 4i..4i+3 of 16 elements.
+HWY_INLINE int32x4_t DotLanes(int8x16_t w, int8x16_t x) {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return vdotq_s32(vdupq_n_s32(0), w, x);
+#else
+  const int32x4_t lo = vpaddlq_s16(vmull_s8(vget_low_s8(w), vget_low_s8(x)));
+  const int32x4_t hi = vpaddlq_s16(vmull_high_s8(w, x));
+  return vpaddq_s32(lo, hi);
+#endif
+}
+
+template <class Levels>
+struct Blocks32Kernel {
+  template <int NB>
+  static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
+    float32x4_t acc_lo[NB], acc_hi[NB];
+    for (int b = 0; b < NB; ++b) acc_lo[b] = acc_hi[b] = vdupq_n_f32(0.0f);
+    for (int64_t k = 0; k < cols / kQK; ++k) {
+      const uint8_t* block = wrow + k * Levels::kBlockBytes;
+      int8x16_t w_lo, w_hi;
+      Levels::Load(block, &w_lo, &w_hi);
+      const float dw = F16ToF32(LoadHalfBits(block));
+      for (int b = 0; b < NB; ++b) {
+        const int8_t* x = acts[b].qs + k * kQK;
+        const float32x4_t scale = vdupq_n_f32(dw * acts[b].d[k]);
+        acc_lo[b] = vfmaq_f32(acc_lo[b], vcvtq_f32_s32(DotLanes(w_lo, vld1q_s8(x))), scale);
+        acc_hi[b] = vfmaq_f32(acc_hi[b], vcvtq_f32_s32(DotLanes(w_hi, vld1q_s8(x + 16))), scale);
+      }
+    }
+    for (int b = 0; b < NB; ++b) {
+      float lanes[8];
+      vst1q_f32(lanes, acc_lo[b]);
+      vst1q_f32(lanes + 4, acc_hi[b]);
+      out[b] = ::cairn::kernels::ReduceLanes8(lanes);
+    }
+  }
+};
+
+using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
+using Q4_0Kernel = Blocks32Kernel<Q4_0Levels>;
+
+#else  // Portable targets: the scalar reference is the kernel.
+using Q8_0Kernel = RefKernel<DType::kQ8_0>;
+using Q4_0Kernel = RefKernel<DType::kQ4_0>;
+
+#endif
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cairn::kernels
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard

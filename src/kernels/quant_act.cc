@@ -1,0 +1,70 @@
+#include "kernels/quant_act.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/aligned_buffer.h"
+#include "kernels/quant_blocks.h"
+
+namespace cairn::kernels {
+namespace {
+
+size_t RoundUp64(size_t n) { return (n + 63) / 64 * 64; }
+
+int BlockElems(ActFormat format) { return format == ActFormat::kQ8 ? kQK : kQKK; }
+
+}  // namespace
+
+ActFormat ActFormatFor(DType type) {
+  return (type == DType::kQ8_0 || type == DType::kQ4_0) ? ActFormat::kQ8 : ActFormat::kQ8K;
+}
+
+size_t ActRowBytes(ActFormat format, int64_t cols) {
+  const size_t n = static_cast<size_t>(cols);
+  size_t bytes = RoundUp64(n) + RoundUp64(n / BlockElems(format) * sizeof(float));
+  if (format == ActFormat::kQ8K) bytes += RoundUp64(n / 16 * sizeof(int16_t));
+  return bytes;
+}
+
+ActRow ActRowAt(ActFormat format, const uint8_t* row, int64_t cols) {
+  const size_t n = static_cast<size_t>(cols);
+  const size_t d_offset = RoundUp64(n);
+  const size_t bsums_offset = d_offset + RoundUp64(n / BlockElems(format) * sizeof(float));
+  return ActRow{reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + d_offset),
+                format == ActFormat::kQ8K ? reinterpret_cast<const int16_t*>(row + bsums_offset) : nullptr};
+}
+
+void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8_t* dst) {
+  const ActRow view = ActRowAt(format, dst, cols);
+  auto* qs = const_cast<int8_t*>(view.qs);
+  auto* d = const_cast<float*>(view.d);
+  const int block = BlockElems(format);
+  for (int64_t i = 0; i < cols / block; ++i) {
+    const float* xb = x + i * block;
+    int8_t* qb = qs + i * block;
+    float amax = 0.0f;
+    for (int j = 0; j < block; ++j) amax = std::max(amax, std::fabs(xb[j]));
+    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    d[i] = amax / 127.0f;
+    for (int j = 0; j < block; ++j) {
+      // |x * id| <= 127 up to one rounding, so the clamp only guards that ulp.
+      qb[j] = static_cast<int8_t>(std::clamp(std::nearbyint(xb[j] * id), -127.0f, 127.0f));
+    }
+  }
+  if (format == ActFormat::kQ8K) {
+    auto* bsums = const_cast<int16_t*>(view.bsums);
+    for (int64_t k = 0; k < cols / 16; ++k) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += qs[16 * k + j];
+      bsums[k] = static_cast<int16_t>(sum);
+    }
+  }
+}
+
+uint8_t* ActScratch(size_t bytes) {
+  thread_local AlignedBuffer<uint8_t> scratch;
+  if (scratch.size() < bytes) scratch.Resize(bytes);
+  return scratch.data();
+}
+
+}  // namespace cairn::kernels

@@ -1,0 +1,106 @@
+// Byte layouts of the quantized block formats (ggml-common.h geometry) and of
+// the 8-bit activation blocks MatMul quantizes activations into.
+//
+// Weight blocks are read straight out of mmapped GGUF data, so every struct is
+// packed to its exact ggml size (no padding) and only ever accessed through
+// memcpy-safe byte fields (uint8_t/int8_t arrays and uint16_t halves, which are
+// read with memcpy to stay alignment-agnostic).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace cairn::kernels {
+
+inline constexpr int kQK = 32;    // elements per Q8_0 / Q4_0 block
+inline constexpr int kQKK = 256;  // elements per K-quant super-block
+inline constexpr int kKScaleBytes = 12;
+
+// Q8_0: value = d * qs[i].
+struct BlockQ8_0 {
+  uint8_t d[2];  // F16 bits
+  int8_t qs[kQK];
+};
+static_assert(sizeof(BlockQ8_0) == 34);
+
+// Q4_0: value = d * (q - 8); element j < 16 is the low nibble of qs[j],
+// element j + 16 its high nibble.
+struct BlockQ4_0 {
+  uint8_t d[2];  // F16 bits
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ4_0) == 18);
+
+// Q4_K: 8 sub-blocks of 32; value = d * sc[j] * q - dmin * m[j] with 6-bit
+// sc/m packed in `scales` (see UnpackKScaleMin). Nibbles: each 64-element group
+// uses 32 bytes, low nibbles for its first 32 elements, high for the next 32.
+struct BlockQ4K {
+  uint8_t d[2];     // F16 super-block scale of the 6-bit scales
+  uint8_t dmin[2];  // F16 super-block scale of the 6-bit mins
+  uint8_t scales[kKScaleBytes];
+  uint8_t qs[kQKK / 2];
+};
+static_assert(sizeof(BlockQ4K) == 144);
+
+// Q5_K: as Q4_K plus a fifth bit per element: element l (< 32) of 64-group g
+// takes bit 2g of qh[l] (low-nibble half) or bit 2g+1 (high-nibble half).
+struct BlockQ5K {
+  uint8_t d[2];
+  uint8_t dmin[2];
+  uint8_t scales[kKScaleBytes];
+  uint8_t qh[kQKK / 8];
+  uint8_t qs[kQKK / 2];
+};
+static_assert(sizeof(BlockQ5K) == 176);
+
+// Q6_K: 16 sub-blocks of 16; value = d * scales[k] * (q - 32), q 6-bit.
+// Within each 128-element half (ql += 64, qh += 32 per half), for l < 32:
+//   element l      = low  nibble of ql[l]      | bits 0-1 of qh[l] << 4
+//   element l + 32 = low  nibble of ql[l + 32] | bits 2-3 of qh[l] << 4
+//   element l + 64 = high nibble of ql[l]      | bits 4-5 of qh[l] << 4
+//   element l + 96 = high nibble of ql[l + 32] | bits 6-7 of qh[l] << 4
+struct BlockQ6K {
+  uint8_t ql[kQKK / 2];
+  uint8_t qh[kQKK / 4];
+  int8_t scales[kQKK / 16];
+  uint8_t d[2];
+};
+static_assert(sizeof(BlockQ6K) == 210);
+
+inline uint16_t LoadHalfBits(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return h;
+}
+
+inline void StoreHalfBits(uint16_t h, uint8_t* p) { std::memcpy(p, &h, sizeof h); }
+
+// 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K super-block:
+// j < 4: low 6 bits of bytes j (scale) and j + 4 (min); j >= 4: a nibble of
+// byte j + 4 plus the top 2 bits of byte j - 4 (scale) or byte j (min).
+inline void UnpackKScaleMin(const uint8_t* scales, int j, int* sc, int* m) {
+  if (j < 4) {
+    *sc = scales[j] & 63;
+    *m = scales[j + 4] & 63;
+  } else {
+    *sc = (scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4);
+    *m = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+  }
+}
+
+// Inverse of UnpackKScaleMin for 8 pairs of 6-bit values (each 0..63).
+inline void PackKScaleMin(const uint8_t sc[8], const uint8_t m[8], uint8_t* scales) {
+  std::memset(scales, 0, kKScaleBytes);
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      scales[j] = sc[j];
+      scales[j + 4] = m[j];
+    } else {
+      scales[j + 4] = static_cast<uint8_t>((sc[j] & 0xF) | ((m[j] & 0xF) << 4));
+      scales[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
+      scales[j] |= static_cast<uint8_t>((m[j] >> 4) << 6);
+    }
+  }
+}
+
+}  // namespace cairn::kernels

@@ -1,0 +1,95 @@
+// A loaded model: config, weights bound to the mapped GGUF file, tokenizer
+// metadata, and the forward pass over a run of tokens.
+//
+// Forward() appends `tokens` to a SequenceState at position state.n_tokens().
+// It processes the run in chunks of at most `chunk_tokens` (bounded scratch
+// memory, cancellable between chunks). Every operation's arithmetic for a
+// token is independent of the chunking (see kernels/matmul.h and
+// kernels/attention.h), so one-shot prefill, chunked prefill and
+// token-by-token decode produce bit-identical logits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/kv_block.h"
+#include "core/thread_pool.h"
+#include "model/config.h"
+#include "model/state.h"
+#include "model/weights.h"
+
+namespace cairn::gguf {
+class GgufFile;
+}
+
+namespace cairn::model {
+
+// Recurrence inputs kept by a speculative verification pass so that the state
+// can be rolled back to any accepted prefix without re-reading weights.
+struct VerifyCapture;
+
+struct ForwardRequest {
+  std::span<const int32_t> tokens;      // appended at state.n_tokens()
+  bool all_logits = false;              // logits for every token (else only the last)
+  bool want_hidden = false;             // final-norm hidden state of each logits row
+  // Absolute positions p (state.n_tokens() < p <= end) at which to snapshot the
+  // recurrent state (state after p tokens); delivered through on_checkpoint.
+  std::vector<int64_t> checkpoint_positions;
+  std::function<void(RecurrentSnapshotRef)> on_checkpoint;
+  // Called after each chunk with (tokens done, total); returning false cancels.
+  // State stays consistent: it then holds exactly the tokens processed so far.
+  std::function<bool(int64_t done, int64_t total)> progress;
+  int64_t chunk_tokens = 256;
+  VerifyCapture* verify = nullptr;      // speculative verification (see RollbackVerify)
+};
+
+struct ForwardResult {
+  int64_t n_processed = 0;              // tokens appended (== tokens.size() unless cancelled)
+  bool cancelled = false;
+  int64_t n_rows = 0;                   // logits rows: tokens.size() or 1
+  AlignedBuffer<float> logits;          // [n_rows][n_vocab]
+  AlignedBuffer<float> hidden;          // [n_rows][n_embd] when want_hidden
+};
+
+class Model {
+ public:
+  struct LoadOptions {
+    bool verbose = false;  // progress on a terminal
+  };
+  // Maps and validates the file; throws cairn::Error naming the bad key/tensor.
+  static std::unique_ptr<Model> Load(const std::string& path, const LoadOptions& options);
+  static std::unique_ptr<Model> Load(const std::string& path) { return Load(path, LoadOptions{}); }
+  ~Model();
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  const gguf::GgufFile& file() const { return *file_; }
+  int n_vocab() const { return config_.n_vocab; }
+  bool has_mtp() const { return !weights_.mtp.empty(); }
+
+  std::unique_ptr<SequenceState> NewState(DType kv_dtype = DType::kF16) const {
+    return std::make_unique<SequenceState>(config_, kv_dtype);
+  }
+
+  void Forward(SequenceState& state, const ForwardRequest& request, ForwardResult* result,
+               ThreadPool& pool) const;
+
+  // After a verification Forward (request.verify set) of n tokens, keeps only
+  // the first `accepted` (1..n) of them: KV length and recurrent state become
+  // exactly what a pass over those tokens alone would have produced.
+  void RollbackVerify(SequenceState& state, VerifyCapture& capture, int64_t accepted, ThreadPool& pool) const;
+
+ private:
+  Model() = default;
+  std::unique_ptr<gguf::GgufFile> file_;
+  ModelConfig config_;
+  ModelWeights weights_;
+  std::vector<AlignedBuffer<float>> f32_arena_;
+};
+
+}  // namespace cairn::model

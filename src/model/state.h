@@ -1,0 +1,91 @@
+// Per-sequence model state: paged attention KV plus, for hybrid models, the
+// recurrent (Gated DeltaNet) state of every recurrent layer.
+//
+// Layout of the recurrent buffer (F32, one allocation so a snapshot is one copy):
+//   for each recurrent layer r (in layer order):
+//     conv window  [conv_kernel - 1][conv_dim]    raw pre-conv inputs, oldest first
+//     ssm state    [n_v_heads][d_k][d_v]           S of the delta rule
+// KV lives in blocks (core/kv_block.h); positions [0, n_tokens) are valid.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/aligned_buffer.h"
+#include "core/kv_block.h"
+#include "model/config.h"
+
+namespace cairn::model {
+
+// Immutable, byte-counted copy of a sequence's state at `n_tokens`. Shares
+// frozen KV blocks with the live sequence and the prefix cache.
+struct StateSnapshot {
+  int64_t n_tokens = 0;
+  KvBlockTable blocks;                 // frozen; covers [0, n_tokens)
+  RecurrentSnapshotRef recurrent;      // null for dense models
+  // Bytes held (blocks + recurrent); shared blocks are counted in full here
+  // (the prefix cache counts unique bytes across entries).
+  size_t bytes() const;
+};
+
+class SequenceState {
+ public:
+  explicit SequenceState(const ModelConfig& config, DType kv_dtype = DType::kF16, int block_tokens = 64);
+
+  const ModelConfig& config() const { return *config_; }
+  const KvLayout& kv_layout() const { return kv_layout_; }
+  int64_t n_tokens() const { return n_tokens_; }
+
+  // --- KV blocks -----------------------------------------------------------
+  const KvBlockTable& blocks() const { return blocks_; }
+  // Makes block `index` exist and be writable (copy-on-write if frozen/shared).
+  KvBlock& WritableBlock(int64_t index);
+  // Ensures capacity for positions [0, n) (allocating writable blocks).
+  void ReserveTokens(int64_t n);
+
+  // --- recurrent state ------------------------------------------------------
+  size_t recurrent_floats() const { return recurrent_.size(); }
+  float* recurrent() { return recurrent_.data(); }
+  const float* recurrent() const { return recurrent_.data(); }
+  size_t conv_floats_per_layer() const { return conv_floats_; }
+  size_t ssm_floats_per_layer() const { return ssm_floats_; }
+  // Recurrent layer r (0-based among recurrent layers).
+  float* ConvState(int r) { return recurrent_.data() + r * (conv_floats_ + ssm_floats_); }
+  float* SsmState(int r) { return ConvState(r) + conv_floats_; }
+
+  // --- lifecycle -------------------------------------------------------------
+  void Reset();                         // empty sequence, zero recurrent state
+  // Called by the forward pass after it wrote KV/state for `count` more tokens.
+  void Advance(int64_t count) { n_tokens_ += count; }
+
+  // Truncates to n tokens. Always possible for dense models; for hybrid models
+  // only when n == n_tokens() (recurrent state cannot be rewound) — returns
+  // false otherwise and changes nothing.
+  bool Truncate(int64_t n);
+
+  // Immutable copy of the current state (freezes the current blocks; the next
+  // write to the partial last block copies it).
+  StateSnapshot Snapshot();
+  RecurrentSnapshotRef SnapshotRecurrent() const;
+
+  // Replaces the state with a snapshot's (copies the recurrent part; shares blocks).
+  void Restore(const StateSnapshot& snapshot);
+  // Restores a prefix: KV blocks covering [0, n_tokens) (the last may be partial
+  // or hold later positions, which are ignored) and the recurrent state at
+  // exactly n_tokens (required for hybrid models, ignored for dense).
+  void RestorePrefix(const KvBlockTable& blocks, int64_t n_tokens, const RecurrentSnapshotRef& recurrent);
+
+  // Bytes owned by this sequence (KV blocks + recurrent state).
+  size_t bytes() const;
+
+ private:
+  const ModelConfig* config_;
+  KvLayout kv_layout_;
+  KvBlockTable blocks_;
+  int64_t n_tokens_ = 0;
+  size_t conv_floats_ = 0;
+  size_t ssm_floats_ = 0;
+  AlignedBuffer<float> recurrent_;
+};
+
+}  // namespace cairn::model

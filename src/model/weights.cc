@@ -1,0 +1,153 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "gguf/gguf_file.h"
+#include "kernels/quant.h"
+
+namespace cairn::model {
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "{";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "}";
+}
+
+class Binder {
+ public:
+  Binder(const gguf::GgufFile& file, std::vector<AlignedBuffer<float>>* arena, size_t* bytes)
+      : file_(file), arena_(arena), bytes_(bytes) {}
+
+  const gguf::TensorInfo* Find(const std::string& name) const { return file_.FindTensor(name); }
+
+  const gguf::TensorInfo& Require(const std::string& name) const {
+    const gguf::TensorInfo* t = file_.FindTensor(name);
+    if (t == nullptr) Fail("model file is missing tensor '{}'", name);
+    return *t;
+  }
+
+  // A matrix with ne = {cols, rows}.
+  MatrixView Matrix(const std::string& name, int64_t rows, int64_t cols) {
+    const gguf::TensorInfo& t = Require(name);
+    const bool shape_ok = (t.shape.size() == 2 && t.shape[0] == cols && t.shape[1] == rows) ||
+                          (t.shape.size() == 1 && rows == 1 && t.shape[0] == cols);
+    if (!shape_ok) {
+      Fail("tensor '{}' has shape {}, expected {{{}, {}}}", name, ShapeString(t.shape), cols, rows);
+    }
+    if (!kernels::IsSupportedWeightType(t.type)) {
+      Fail("tensor '{}' has type {}, which Cairn cannot compute with (supported: f32, f16, bf16, q8_0, q4_0, "
+           "q4_K, q5_K, q6_K)", name, GetDTypeInfo(t.type).name);
+    }
+    *bytes_ += t.bytes;
+    return kernels::MakeMatrixView(t.type, t.data, rows, cols);
+  }
+
+  // A small tensor of exactly `count` elements, converted to F32.
+  const float* Vector(const std::string& name, int64_t count) {
+    const gguf::TensorInfo& t = Require(name);
+    if (t.elements() != count) {
+      Fail("tensor '{}' has shape {} ({} elements), expected {} elements", name, ShapeString(t.shape),
+           t.elements(), count);
+    }
+    if (!kernels::IsSupportedWeightType(t.type)) Fail("tensor '{}' has unsupported type {}", name, GetDTypeInfo(t.type).name);
+    *bytes_ += t.bytes;
+    AlignedBuffer<float>& buf = arena_->emplace_back(static_cast<size_t>(count));
+    const int64_t row = t.shape[0];
+    const size_t row_bytes = RowBytes(t.type, row);
+    for (int64_t r = 0; r < count / row; ++r) {
+      kernels::DequantizeRow(t.type, t.data + r * row_bytes, row, buf.data() + r * row);
+    }
+    return buf.data();
+  }
+
+  const float* OptionalVector(const std::string& name, int64_t count) {
+    return Find(name) ? Vector(name, count) : nullptr;
+  }
+
+ private:
+  const gguf::GgufFile& file_;
+  std::vector<AlignedBuffer<float>>* arena_;
+  size_t* bytes_;
+};
+
+void BindAttention(Binder& b, const ModelConfig& c, const std::string& p, bool gated, AttentionWeights* w) {
+  const int64_t q_rows = static_cast<int64_t>(c.n_head) * c.head_dim * (gated ? 2 : 1);
+  const int64_t kv_rows = static_cast<int64_t>(c.n_head_kv) * c.head_dim;
+  w->wq = b.Matrix(p + "attn_q.weight", q_rows, c.n_embd);
+  w->wk = b.Matrix(p + "attn_k.weight", kv_rows, c.n_embd);
+  w->wv = b.Matrix(p + "attn_v.weight", kv_rows, c.n_embd);
+  w->wo = b.Matrix(p + "attn_output.weight", c.n_embd, static_cast<int64_t>(c.n_head) * c.head_dim);
+  if (c.qk_norm) {
+    w->q_norm = b.Vector(p + "attn_q_norm.weight", c.head_dim);
+    w->k_norm = b.Vector(p + "attn_k_norm.weight", c.head_dim);
+  }
+}
+
+void BindDeltaNet(Binder& b, const ModelConfig& c, const std::string& p, DeltaNetWeights* w) {
+  w->w_qkv = b.Matrix(p + "attn_qkv.weight", c.conv_dim(), c.n_embd);
+  w->w_gate = b.Matrix(p + "attn_gate.weight", c.ssm_inner, c.n_embd);
+  w->w_beta = b.Matrix(p + "ssm_beta.weight", c.ssm_n_v_heads, c.n_embd);
+  w->w_alpha = b.Matrix(p + "ssm_alpha.weight", c.ssm_n_v_heads, c.n_embd);
+  w->w_out = b.Matrix(p + "ssm_out.weight", c.n_embd, c.ssm_inner);
+  w->conv = b.Vector(p + "ssm_conv1d.weight", static_cast<int64_t>(c.conv_dim()) * c.ssm_conv_kernel);
+  w->a = b.Vector(p + "ssm_a", c.ssm_n_v_heads);
+  w->dt_bias = b.Vector(p + "ssm_dt.bias", c.ssm_n_v_heads);
+  w->norm = b.Vector(p + "ssm_norm.weight", c.ssm_d_state);
+}
+
+void BindFfn(Binder& b, const ModelConfig& c, const std::string& p, FfnWeights* w) {
+  w->gate = b.Matrix(p + "ffn_gate.weight", c.n_ff, c.n_embd);
+  w->up = b.Matrix(p + "ffn_up.weight", c.n_ff, c.n_embd);
+  w->down = b.Matrix(p + "ffn_down.weight", c.n_embd, c.n_ff);
+}
+
+void BindLayer(Binder& b, const ModelConfig& c, int il, LayerKind kind, LayerWeights* w) {
+  const std::string p = fmt::format("blk.{}.", il);
+  w->kind = kind;
+  w->attn_norm = b.Vector(p + "attn_norm.weight", c.n_embd);
+  const bool qwen35 = c.arch == Arch::kQwen35;
+  w->ffn_norm = b.Vector(p + (qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
+  if (kind == LayerKind::kGatedDeltaNet) {
+    BindDeltaNet(b, c, p, &w->gdn);
+  } else {
+    BindAttention(b, c, p, kind == LayerKind::kGatedAttention, &w->attn);
+  }
+  BindFfn(b, c, p, &w->ffn);
+}
+
+}  // namespace
+
+ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& c, std::vector<AlignedBuffer<float>>* arena) {
+  ModelWeights w;
+  Binder b(file, arena, &w.bytes);
+  const gguf::TensorInfo& embd = b.Require("token_embd.weight");
+  if (embd.shape.size() != 2 || embd.shape[0] != c.n_embd) {
+    Fail("tensor 'token_embd.weight' has shape {}, expected {{{}, n_vocab}}", ShapeString(embd.shape), c.n_embd);
+  }
+  const int64_t n_vocab = embd.shape[1];
+  w.token_embd = b.Matrix("token_embd.weight", n_vocab, c.n_embd);
+  w.output_norm = b.Vector("output_norm.weight", c.n_embd);
+  if (b.Find("output.weight")) {
+    w.output = b.Matrix("output.weight", n_vocab, c.n_embd);
+  } else {
+    w.output = w.token_embd;
+  }
+  w.layers.resize(c.n_layers);
+  for (int il = 0; il < c.n_layers; ++il) BindLayer(b, c, il, c.layer_kinds[il], &w.layers[il]);
+  for (int m = 0; m < c.n_nextn; ++m) {
+    const int il = c.n_layers + m;
+    const std::string p = fmt::format("blk.{}.", il);
+    MtpWeights& mtp = w.mtp.emplace_back();
+    mtp.eh_proj = b.Matrix(p + "nextn.eh_proj.weight", c.n_embd, 2 * static_cast<int64_t>(c.n_embd));
+    mtp.enorm = b.Vector(p + "nextn.enorm.weight", c.n_embd);
+    mtp.hnorm = b.Vector(p + "nextn.hnorm.weight", c.n_embd);
+    mtp.shared_head_norm = b.OptionalVector(p + "nextn.shared_head_norm.weight", c.n_embd);
+    if (mtp.shared_head_norm == nullptr) mtp.shared_head_norm = w.output_norm;
+    BindLayer(b, c, il, LayerKind::kGatedAttention, &mtp.layer);
+  }
+  return w;
+}
+
+}  // namespace cairn::model

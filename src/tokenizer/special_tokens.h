@@ -1,0 +1,44 @@
+// Finds added/special token texts inside input text.
+//
+// Matching is leftmost-longest (what HF tokenizers' added-vocabulary matcher
+// does): scan for the first position where any token text starts, and take the
+// longest token that matches there. A first-byte bitmap makes the scan cheap
+// over ordinary text.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/vocabulary.h"
+
+namespace cairn::tokenizer {
+
+class SpecialTokenMatcher {
+ public:
+  struct Match {
+    size_t pos = 0;
+    size_t size = 0;
+    TokenId id = kNoToken;
+  };
+
+  // Registers a token text (empty texts are ignored).
+  void Add(std::string_view text, TokenId id);
+  bool empty() const { return count_ == 0; }
+
+  // Finds the leftmost match at or after `from`; false when there is none.
+  bool FindNext(std::string_view text, size_t from, Match& match) const;
+
+ private:
+  struct Entry {
+    std::string text;
+    TokenId id;
+  };
+  std::array<bool, 256> first_byte_{};
+  std::array<std::vector<Entry>, 256> by_first_byte_;  // each sorted longest first
+  size_t count_ = 0;
+};
+
+}  // namespace cairn::tokenizer
