@@ -2,7 +2,10 @@
 
 # Warnings and sanitizers apply to every Cairn target (not to third-party code).
 function(cairn_target_defaults target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  # -ffp-contract=off: GCC would otherwise fuse a*b+c into FMAs wherever it
+  # likes, so the same formula could round differently in a vectorised body and
+  # its scalar tail (or across targets). Kernels write their FMAs explicitly.
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter -ffp-contract=off)
   if(CMAKE_BUILD_TYPE STREQUAL "Release")
     target_compile_options(${target} PRIVATE -O3)
   endif()

@@ -38,6 +38,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAIN_DIR = os.path.join(REPO, "models", "cairn-default-hf")
 DRAFT_DIR = os.path.join(REPO, "models", "cairn-draft-hf")
 SEED = 1234
+DOC_OUT = "/tmp"
 VOCAB = 6144
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]           # special=True (control)
 ADDED = ["<think>", "</think>", "<tool_call>", "</tool_call>"]       # special=False (like Qwen3)
@@ -287,6 +288,9 @@ def save_hf(model, mtp, out_dir, dtype=torch.bfloat16, extra_cfg=None):
     cfg["architectures"] = [type(model).__name__]
     cfg["dtype"] = str(dtype).replace("torch.", "")
     cfg.pop("torch_dtype", None)
+    if cfg.get("model_type") == "qwen3_5_text":
+        lt = cfg["layer_types"]
+        cfg["full_attention_interval"] = lt.index("full_attention") + 1
     if mtp is not None:
         cfg["mtp_num_hidden_layers"] = 1
         cfg["mtp_use_dedicated_embeddings"] = False
@@ -376,8 +380,28 @@ def cmd_train(a):
     if mtp is not None:
         mtp.train()
     ema = None
+
+    def checkpoint(steps_done, ema, el):
+        save_hf(model, mtp, out_dir)
+        if out_dir != MAIN_DIR:
+            copy_tokenizer(MAIN_DIR, out_dir)
+        with open(os.path.join(out_dir, "training_log.json"), "w") as f:
+            json.dump({"steps_done": steps_done, "steps_planned": a.steps, "seq": T, "batch": B, "lr": a.lr,
+                       "mtp_weight": a.mtp_weight if mtp is not None else None, "seed": SEED,
+                       "train_loss_ema": ema, "wall_s": round(el), "threads": a.threads,
+                       "max_minutes": a.max_minutes}, f, indent=2)
+        print(f"checkpoint at step {steps_done}", flush=True)
+
     for step in range(a.steps):
-        lr = a.lr * min(1.0, (step + 1) / a.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / a.steps)))
+        # cosine schedule over progress = max(step fraction, wall-time fraction): with a fixed seed and an
+        # uncontended CPU the run is step-bound and reproducible; under CPU contention the wall-time bound
+        # ends the schedule early but still anneals the learning rate properly.
+        prog = max(step / a.steps, (time.time() - t0) / (a.max_minutes * 60))
+        if prog >= 1.0:
+            checkpoint(step, ema, time.time() - t0)
+            print(f"wall-time bound reached at step {step}; stopping", flush=True)
+            break
+        lr = a.lr * min(1.0, (step + 1) / a.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * prog)))
         for grp in opt.param_groups:
             grp["lr"] = lr
         starts = torch.randint(0, nwin, (B,), generator=g)
@@ -395,18 +419,8 @@ def cmd_train(a):
             print(f"step {step} lr {lr:.2e} loss {lv:.3f} ema {ema:.3f}"
                   + (f" mtp {mloss.item():.3f}" if mloss is not None else "")
                   + f" {el:.0f}s {(step+1)*B*T/el:.0f} tok/s", flush=True)
-        stop = el > a.max_minutes * 60
-        if (step + 1) % a.ckpt_every == 0 or step == a.steps - 1 or stop:
-            save_hf(model, mtp, out_dir)
-            copy_tokenizer(MAIN_DIR, out_dir) if out_dir != MAIN_DIR else None
-            with open(os.path.join(out_dir, "training_log.json"), "w") as f:
-                json.dump({"steps_done": step + 1, "steps_planned": a.steps, "seq": T, "batch": B, "lr": a.lr,
-                           "mtp_weight": a.mtp_weight if mtp is not None else None, "seed": SEED,
-                           "train_loss_ema": ema, "wall_s": round(el), "threads": a.threads}, f, indent=2)
-            print(f"checkpoint at step {step+1}", flush=True)
-        if stop:
-            print("wall-time bound reached; stopping", flush=True)
-            break
+        if (step + 1) % a.ckpt_every == 0 or step == a.steps - 1:
+            checkpoint(step + 1, ema, el)
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -449,7 +463,7 @@ def cmd_eval(a):
     puni = (uni + 1.0) / (uni.sum() + V)
     tune = train[-len(train) // 20:]
     best = None
-    for lam in np.linspace(0.3, 0.95, 14):
+    for lam in np.linspace(0.3, 0.99, 24):
         pt = lam * big[tune[:-1], tune[1:]] / np.maximum(row[tune[:-1]], 1) + (1 - lam) * puni[tune[1:]]
         v = -np.log(pt).mean()
         if best is None or v < best[0]:
@@ -487,6 +501,54 @@ def cmd_eval(a):
         json.dump(samples, f, indent=2)
     for s in samples:
         print("-----\n" + s["output"])
+    write_doc(res, samples)
+
+
+def write_doc(res, samples):
+    def rd(d, n):
+        with open(os.path.join(d, n)) as f:
+            return json.load(f)
+    mlog, dlog = rd(MAIN_DIR, "training_log.json"), rd(DRAFT_DIR, "training_log.json")
+    mcfg, dcfg = rd(MAIN_DIR, "config.json"), rd(DRAFT_DIR, "config.json")
+    size = lambda d: sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))  # noqa: E731
+    L = []
+    L.append("# Cairn's default models\n")
+    L.append("Two tiny models that ship with Cairn. They are generated by `tools/train_default.py` (fixed seed, CPU) "
+             "and trained on the Python 3.11 standard library source, plus ChatML Q&A pairs made from its docstrings. "
+             "They exist for tests, demos and speculative-decoding plumbing, not for quality.\n")
+    L.append("| | `models/cairn-default-hf` (main) | `models/cairn-draft-hf` (draft) |")
+    L.append("|---|---|---|")
+    L.append(f"| architecture | `Qwen3_5ForCausalLM` (qwen3_5_text): {mcfg['num_hidden_layers']} layers "
+             f"({mcfg['layer_types'].count('linear_attention')} Gated DeltaNet + {mcfg['layer_types'].count('full_attention')} gated attention), "
+             f"+ 1 MTP layer (`mtp.*`) | `Qwen3ForCausalLM`: {dcfg['num_hidden_layers']} layers |")
+    L.append(f"| hidden / FFN | {mcfg['hidden_size']} / {mcfg['intermediate_size']} | {dcfg['hidden_size']} / {dcfg['intermediate_size']} |")
+    L.append(f"| attention q/kv heads × head_dim | {mcfg['num_attention_heads']}/{mcfg['num_key_value_heads']} × {mcfg['head_dim']} "
+             f"(partial rotary 0.25, θ={mcfg['rope_parameters']['rope_theta']:g}) | {dcfg['num_attention_heads']}/{dcfg['num_key_value_heads']} × {dcfg['head_dim']} |")
+    L.append(f"| GDN k/v heads × d_k/d_v | {mcfg['linear_num_key_heads']}/{mcfg['linear_num_value_heads']} × "
+             f"{mcfg['linear_key_head_dim']}/{mcfg['linear_value_head_dim']} | — |")
+    L.append(f"| vocab (shared) / tied embeddings | {mcfg['vocab_size']} / yes | {dcfg['vocab_size']} / yes |")
+    L.append(f"| parameters | {res['params_main']/1e6:.2f} M (incl. MTP) | {res['params_draft']/1e6:.2f} M |")
+    L.append(f"| dtype / directory size | bfloat16 / {size(MAIN_DIR)/1e6:.1f} MB | bfloat16 / {size(DRAFT_DIR)/1e6:.1f} MB |")
+    L.append(f"| training | {mlog['steps_done']} steps × {mlog['batch']}×{mlog['seq']} tokens, {mlog['wall_s']/60:.1f} min | "
+             f"{dlog['steps_done']} steps × {dlog['batch']}×{dlog['seq']} tokens, {dlog['wall_s']/60:.1f} min |")
+    L.append("")
+    L.append(f"## Held-out evaluation ({res['heldout_tokens']} tokens of held-out stdlib files, windows of 512)\n")
+    L.append("| model | perplexity |")
+    L.append("|---|---|")
+    L.append(f"| bigram, add-one | {res['ppl_bigram_add1']:.1f} |")
+    L.append(f"| bigram, interpolated (λ={res['bigram_lambda']:.2f} tuned on the last 5% of train) | {res['ppl_bigram_interp']:.1f} |")
+    L.append(f"| draft (Qwen3 dense) | {res['ppl_draft']:.1f} |")
+    L.append(f"| main (Qwen3.5 hybrid) | {res['ppl_main']:.1f} |")
+    L.append("")
+    L.append(f"* MTP head top-1 accuracy on token t+2, fed the true token t+1: **{100*res['mtp_top1_t2']:.1f}%**")
+    L.append(f"* Draft agrees with the main model's greedy next token on **{100*res['draft_agree_main_greedy']:.1f}%** of held-out positions\n")
+    L.append("## Greedy samples (main model, no cache, up to 60 new tokens)\n")
+    for s in samples:
+        L.append("```")
+        L.append(s["output"].replace("```", "` ` `"))
+        L.append("```")
+    with open(os.path.join(DOC_OUT, "default-model.auto.md"), "w") as f:
+        f.write("\n".join(L) + "\n")
 
 
 def main():
@@ -503,9 +565,15 @@ def main():
     ap.add_argument("--mtp-weight", type=float, default=0.3)
     ap.add_argument("--max-minutes", type=float, default=35.0)
     ap.add_argument("--ckpt-every", type=int, default=100)
-    ap.add_argument("--eval-tokens", type=int, default=200000)
+    ap.add_argument("--eval-tokens", type=int, default=61440)
     ap.add_argument("--sample-tokens", type=int, default=60)
+    ap.add_argument("--main-dir", default=None, help="override models/cairn-default-hf (eval)")
+    ap.add_argument("--draft-dir", default=None, help="override models/cairn-draft-hf (eval)")
     a = ap.parse_args()
+    global MAIN_DIR, DRAFT_DIR, DOC_OUT
+    MAIN_DIR = a.main_dir or MAIN_DIR
+    DRAFT_DIR = a.draft_dir or DRAFT_DIR
+    DOC_OUT = a.work
     {"prepare": cmd_prepare, "train": cmd_train, "eval": cmd_eval}[a.cmd](a)
 
 

@@ -25,10 +25,10 @@ struct CheckpointPlanInput {
   // Prompt end minus the chat template's unstable tail (>= 1 token below the end,
   // so an identical retry hits). Clamped to prompt_tokens - 1.
   int64_t stable_boundary = 0;
-  std::span<const MessageStart> messages;  // ascending positions
+  std::span<const MessageStart> messages = {};  // ascending positions
   int64_t reuse_tokens = 0;                // LookupResult::reuse_tokens
   int64_t lcp = 0;                         // LookupResult::lcp
-  std::span<const int64_t> cached_checkpoints;  // LookupResult::cached_checkpoints
+  std::span<const int64_t> cached_checkpoints = {};  // LookupResult::cached_checkpoints
 };
 
 struct PlannedCheckpoint {

@@ -91,7 +91,8 @@ class PrefixCache {
   // Insert helpers (exclusive lock held).
   void ValidateInsert(std::span<const Token> tokens, const KvBlockTable& blocks,
                       std::span<const Checkpoint> checkpoints) const;
-  size_t EstimateNewBytes(std::span<const Token> tokens, std::span<const Checkpoint> checkpoints) const;
+  size_t EstimateNewBytes(std::span<const Token> tokens, const KvBlockTable& blocks,
+                          std::span<const Checkpoint> checkpoints) const;
   bool ShortPromptGuardRefuses(int64_t tokens, size_t new_bytes) const;
   void EnforceLadderCap(TrieNode* leaf);
 
@@ -101,7 +102,7 @@ class PrefixCache {
   void EvictVictim(const Victim& victim, EvictReason reason);
   void RemoveCheckpoint(TrieNode* node, size_t index, EvictReason reason);
   void RemoveLeaf(TrieNode* leaf, EvictReason reason);
-  void ReleaseSubtree(TrieNode* node);
+  void ReleaseAll(EvictReason reason);
 
   uint64_t Tick() { return clock_.fetch_add(1, std::memory_order_relaxed) + 1; }
 

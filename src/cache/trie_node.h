@@ -33,15 +33,16 @@ class RelaxedCounter {
   }
   uint64_t load() const { return v_.load(std::memory_order_relaxed); }
   void store(uint64_t v) { v_.store(v, std::memory_order_relaxed); }
-  void Max(uint64_t v) {
+  // Touches are const: they happen on a const view under the shared lock.
+  void Max(uint64_t v) const {
     uint64_t cur = load();
     while (cur < v && !v_.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
     }
   }
-  void Add(uint64_t v) { v_.fetch_add(v, std::memory_order_relaxed); }
+  void Add(uint64_t v) const { v_.fetch_add(v, std::memory_order_relaxed); }
 
  private:
-  std::atomic<uint64_t> v_{0};
+  mutable std::atomic<uint64_t> v_{0};
 };
 
 struct CheckpointEntry {

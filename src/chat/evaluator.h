@@ -56,6 +56,12 @@ class Evaluator {
   void CheckSize(size_t bytes) const;
   std::tm Now() const { return clock_(); }
 
+  // Jinja2's sandboxed getattr (obj.name) and getitem (obj[key]): attributes
+  // fall back to items and vice versa; missing ones are undefined, and any
+  // access on undefined throws like Jinja2's UndefinedError.
+  Value GetAttr(const Value& obj, const std::string& name);
+  Value GetItem(const Value& obj, const Value& key);
+
   // Renders a macro body with bound parameters (used by MacroValue).
   Value InvokeMacro(const Stmt& macro, CallArgs& args, const Value& caller);
   // Renders a call block's caller body in `frame`.
@@ -74,8 +80,6 @@ class Evaluator {
   void Assign(const std::vector<std::string>& targets, const Value& value, const Stmt& at);
 
   Value Lookup(const std::string& name);
-  Value GetAttr(const Value& obj, const std::string& name);
-  Value GetItem(const Value& obj, const Value& key);
   Value Slice(const Value& obj, const Value& start, const Value& stop, const Value& step);
   Value Binary(const std::string& op, const Value& a, const Value& b);
   void EvalArgs(const Expr& expr, size_t first, CallArgs* args);

@@ -55,7 +55,8 @@ std::string RenderChat(const Template& tmpl, const nlohmann::ordered_json& messa
                        const nlohmann::ordered_json& kwargs, const RenderOptions& options) {
   nlohmann::ordered_json context = nlohmann::ordered_json::object();
   context["messages"] = messages;
-  if (!tools.is_null()) context["tools"] = tools;
+  context["tools"] = tools;        // transformers passes tools=None explicitly
+  context["documents"] = nullptr;  // ... and documents=None
   context["add_generation_prompt"] = add_generation_prompt;
   context["bos_token"] = std::string(bos_token);
   context["eos_token"] = std::string(eos_token);

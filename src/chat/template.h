@@ -77,8 +77,8 @@ class Template {
 };
 
 // Renders a chat the way transformers' apply_chat_template(tokenize=False)
-// does: messages, tools (omitted when null), add_generation_prompt,
-// bos_token, eos_token, then every key of `kwargs` at top level (kwargs win on
+// does: messages, tools (None when null), documents (None),
+// add_generation_prompt, bos_token, eos_token, then every key of `kwargs` at top level (kwargs win on
 // collisions, like Python keyword arguments after the named ones).
 std::string RenderChat(const Template& tmpl, const nlohmann::ordered_json& messages,
                        const nlohmann::ordered_json& tools, bool add_generation_prompt,

@@ -73,25 +73,44 @@ void AppendReprString(std::string_view s, std::string* out) {
   out->push_back(quote);
 }
 
-void AppendJsonString(std::string_view s, std::string* out) {
+void AppendJsonByte(unsigned char c, std::string* out) {
+  switch (c) {
+    case '"': out->append("\\\""); break;
+    case '\\': out->append("\\\\"); break;
+    case '\n': out->append("\\n"); break;
+    case '\r': out->append("\\r"); break;
+    case '\t': out->append("\\t"); break;
+    case '\b': out->append("\\b"); break;
+    case '\f': out->append("\\f"); break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out->append(buf);
+      } else {
+        out->push_back(static_cast<char>(c));
+      }
+  }
+}
+
+// Python json string encoding; ensure_ascii escapes non-ASCII as \uXXXX.
+void AppendJsonString(std::string_view s, std::string* out, bool ensure_ascii = false) {
   out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out->append(buf);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
+  if (!ensure_ascii) {
+    for (unsigned char c : s) AppendJsonByte(c, out);
+  } else {
+    char buf[16];
+    for (uint32_t cp : DecodeUtf8(s)) {
+      if (cp < 0x80) {
+        AppendJsonByte(static_cast<unsigned char>(cp), out);
+      } else if (cp < 0x10000) {
+        std::snprintf(buf, sizeof(buf), "\\u%04x", cp);
+        out->append(buf);
+      } else {
+        uint32_t v = cp - 0x10000;
+        std::snprintf(buf, sizeof(buf), "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+        out->append(buf);
+      }
     }
   }
   out->push_back('"');
@@ -111,7 +130,7 @@ void DumpJsonAt(const Value& v, const JsonDumpOptions& o, const std::string& ind
       else out->append(FormatPyFloat(d));
       return;
     }
-    case Value::Kind::kString: AppendJsonString(v.AsString(), out); return;
+    case Value::Kind::kString: AppendJsonString(v.AsString(), out, o.ensure_ascii); return;
     case Value::Kind::kList:
     case Value::Kind::kDict: {
       bool is_list = v.is_list();
@@ -149,7 +168,7 @@ void DumpJsonAt(const Value& v, const JsonDumpOptions& o, const std::string& ind
         for (const auto* entry : entries) {
           if (!first) out->append(item_sep);
           first = false;
-          AppendJsonString(entry->first, out);
+          AppendJsonString(entry->first, out, o.ensure_ascii);
           out->append(o.key_separator);
           DumpJsonAt(entry->second, o, indent, level + 1, out);
         }

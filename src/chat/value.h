@@ -138,6 +138,7 @@ struct JsonDumpOptions {
   std::string item_separator = ", ";
   std::string key_separator = ": ";
   bool sort_keys = false;
+  bool ensure_ascii = false;  // escape non-ASCII as \uXXXX (surrogate pairs)
 };
 void DumpJson(const Value& value, const JsonDumpOptions& options, std::string* out);
 

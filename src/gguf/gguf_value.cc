@@ -119,9 +119,9 @@ void RequireArrayOf(const Value& v, bool ok, std::string_view expected) {
   if (!v.is_array() || !ok) Mismatch(v, expected);
 }
 
-void RequireIntInRange(const Value& v, ValueType t, int64_t stored, size_t index) {
+void RequireIntInRange(const std::string& name, ValueType t, int64_t stored, size_t index) {
   bool fits = IsUnsignedInt(t) ? UnsignedFits(t, static_cast<uint64_t>(stored)) : SignedFits(t, stored);
-  if (!fits) Fail("{}: element {} ({}) does not fit type {}", Describe(v), index, stored, ValueTypeName(t));
+  if (!fits) Fail("{}: element {} ({}) does not fit type {}", name, index, stored, ValueTypeName(t));
 }
 
 }  // namespace
@@ -314,48 +314,54 @@ Value Value::Array(ValueType element_type, std::vector<Value> elements) {
 
 namespace {
 
-void ValidateImpl(const Value& v, int depth) {
+std::string NameFor(const std::string& key) {
+  return key.empty() ? std::string("metadata value") : fmt::format("metadata key '{}'", Printable(key));
+}
+
+// `key` names the value in messages (nested elements as key[i]).
+void ValidateImpl(const Value& v, int depth, const std::string& key) {
+  const std::string name = NameFor(key);
   if (!IsKnownValueType(static_cast<uint32_t>(v.type_)))
-    Fail("{}: unknown value type {}", Describe(v), static_cast<uint32_t>(v.type_));
+    Fail("{}: unknown value type {}", name, static_cast<uint32_t>(v.type_));
   if (IsUnsignedInt(v.type_) || v.type_ == ValueType::kBool) {
     const bool fits = v.type_ == ValueType::kBool ? v.u64_ <= 1 : UnsignedFits(v.type_, v.u64_);
-    if (!fits) Fail("{}: value {} does not fit type {}", Describe(v), v.u64_, ValueTypeName(v.type_));
+    if (!fits) Fail("{}: value {} does not fit type {}", name, v.u64_, ValueTypeName(v.type_));
     return;
   }
   if (IsSignedInt(v.type_)) {
     if (!SignedFits(v.type_, v.i64_))
-      Fail("{}: value {} does not fit type {}", Describe(v), v.i64_, ValueTypeName(v.type_));
+      Fail("{}: value {} does not fit type {}", name, v.i64_, ValueTypeName(v.type_));
     return;
   }
   if (v.type_ == ValueType::kString) {
     if (v.str_.size() > kMaxStringOrArrayLength)
-      Fail("{}: string of {} bytes exceeds the limit of {}", Describe(v), v.str_.size(), kMaxStringOrArrayLength);
+      Fail("{}: string of {} bytes exceeds the limit of {}", name, v.str_.size(), kMaxStringOrArrayLength);
     return;
   }
   if (!v.is_array()) return;  // floats
   if (depth > kMaxArrayNesting)
-    Fail("{}: arrays nested deeper than {} levels", Describe(v), kMaxArrayNesting);
+    Fail("{}: arrays nested deeper than {} levels", name, kMaxArrayNesting);
   const ValueType et = v.array_type_;
   if (!IsKnownValueType(static_cast<uint32_t>(et)))
-    Fail("{}: unknown array element type {}", Describe(v), static_cast<uint32_t>(et));
+    Fail("{}: unknown array element type {}", name, static_cast<uint32_t>(et));
   if (v.size() > kMaxStringOrArrayLength)
-    Fail("{}: array of {} elements exceeds the limit of {}", Describe(v), v.size(), kMaxStringOrArrayLength);
+    Fail("{}: array of {} elements exceeds the limit of {}", name, v.size(), kMaxStringOrArrayLength);
   if (IsInt(et)) {
-    for (size_t i = 0; i < v.ints_.size(); ++i) RequireIntInRange(v, et, v.ints_[i], i);
+    for (size_t i = 0; i < v.ints_.size(); ++i) RequireIntInRange(name, et, v.ints_[i], i);
   } else if (et == ValueType::kBool) {
     for (size_t i = 0; i < v.bools_.size(); ++i)
-      if (v.bools_[i] > 1) Fail("{}: element {} is not a valid bool ({})", Describe(v), i, v.bools_[i]);
+      if (v.bools_[i] > 1) Fail("{}: element {} is not a valid bool ({})", name, i, v.bools_[i]);
   } else if (et == ValueType::kString) {
     for (size_t i = 0; i < v.strings_.size(); ++i)
       if (v.strings_[i].size() > kMaxStringOrArrayLength)
-        Fail("{}: element {} is a string of {} bytes, over the limit of {}", Describe(v), i,
+        Fail("{}: element {} is a string of {} bytes, over the limit of {}", name, i,
              v.strings_[i].size(), kMaxStringOrArrayLength);
   } else if (et == ValueType::kArray) {
     for (size_t i = 0; i < v.arrays_.size(); ++i) {
       const Value& e = v.arrays_[i];
       if (!e.is_array())
-        Fail("{}: element {} has type {}, expected array", Describe(v), i, ValueTypeName(e.type_));
-      ValidateImpl(e, depth + 1);
+        Fail("{}: element {} has type {}, expected array", name, i, ValueTypeName(e.type_));
+      ValidateImpl(e, depth + 1, fmt::format("{}[{}]", key, i));
     }
   }
 }
@@ -364,7 +370,7 @@ bool SameBits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bi
 
 }  // namespace
 
-void Value::Validate() const { ValidateImpl(*this, 1); }
+void Value::Validate() const { ValidateImpl(*this, 1, key_for_errors); }
 
 bool Value::operator==(const Value& o) const {
   if (type_ != o.type_) return false;

@@ -109,6 +109,8 @@ void GgufWriter::Set(const std::string& key, Value value) {
     if (!IsPowerOfTwo(value.u64_) || value.u64_ > UINT32_MAX)
       Fail("general.alignment must be a power of two in 1..2^31, got {}", value.u64_);
     alignment_ = static_cast<uint32_t>(value.u64_);
+    // llama.cpp's reader (and gguf-py's) accept only u32 here.
+    value = Value::U32(alignment_);
   }
   value.key_for_errors.clear();
   for (auto& [k, v] : metadata_) {

@@ -18,7 +18,10 @@ class GgufWriter {
  public:
   GgufWriter() = default;
 
-  // Sets (or replaces, keeping the original position) a metadata key.
+  // Sets (or replaces, keeping the original position) a metadata key. Throws
+  // cairn::Error for an invalid value (see Value::Validate). "general.alignment"
+  // also sets the alignment: any unsigned integer type is accepted, and it is
+  // stored as u32 (the only type llama.cpp's reader accepts).
   void Set(const std::string& key, Value value);
 
   // Adds a tensor. `shape` is ggml ne order (innermost first). `data` must be
@@ -27,7 +30,8 @@ class GgufWriter {
   void AddTensor(const std::string& name, std::vector<int64_t> shape, DType type,
                  std::span<const uint8_t> data);
 
-  // general.alignment (default 32; must be a power of two). Also written as metadata.
+  // general.alignment (default 32; must be a power of two). Also written as
+  // metadata (u32), at the key's position; when never set, the key is omitted.
   void SetAlignment(uint32_t alignment);
 
   // Serialises the whole file.

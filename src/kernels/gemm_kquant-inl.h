@@ -17,6 +17,9 @@
 
 #include <hwy/highway.h>
 
+#include <cstring>
+#include <type_traits>
+
 #include "core/half.h"
 #include "kernels/quant_act.h"
 #include "kernels/quant_blocks.h"
@@ -54,6 +57,23 @@ HWY_INLINE __m256i ScaledDots(const __m256i q[8], const __m256i scales[8], const
   return sum;
 }
 
+// Unpacks the 12 scale bytes of a Q4_K/Q5_K super-block (UnpackKScaleMin for
+// all j at once, four bytes per 32-bit word): the eight 6-bit scales as int16
+// (scales16) and the eight mins each repeated twice as int16 (mins16, matching
+// the 16 bsums of the activation super-block).
+HWY_INLINE void UnpackKScales(const uint8_t* bytes, __m128i* scales16, __m256i* mins16) {
+  uint32_t w[3];
+  std::memcpy(w, bytes, sizeof w);
+  const uint32_t sc_lo = w[0] & 0x3f3f3f3fu;  // j < 4: low 6 bits of bytes j
+  const uint32_t m_lo = w[1] & 0x3f3f3f3fu;   // and j + 4
+  // j >= 4: a nibble of byte j + 4 and the top 2 bits of byte j - 4 (scale) or j (min).
+  const uint32_t sc_hi = (w[2] & 0x0f0f0f0fu) | (((w[0] >> 6) & 0x03030303u) << 4);
+  const uint32_t m_hi = ((w[2] >> 4) & 0x0f0f0f0fu) | (((w[1] >> 6) & 0x03030303u) << 4);
+  *scales16 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(sc_hi), static_cast<int>(sc_lo)));
+  const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(m_hi), static_cast<int>(m_lo));
+  *mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+}
+
 // Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins.
 template <bool kFiveBit>
 struct ScaleMinKernel {
@@ -67,7 +87,6 @@ struct ScaleMinKernel {
     for (int64_t i = 0; i < cols / kQKK; ++i) {
       const Block& block = blocks[i];
       __m256i q[8], scales[8];
-      int16_t mins[16];
       for (int g = 0; g < 4; ++g) {
         const __m256i raw = LoadBytes32(block.qs + 32 * g);
         q[2 * g] = _mm256_and_si256(raw, low4);
@@ -82,13 +101,12 @@ struct ScaleMinKernel {
           q[j] = _mm256_or_si256(q[j], _mm256_slli_epi16(bit, 4));
         }
       }
-      for (int j = 0; j < 8; ++j) {
-        int sc, m;
-        UnpackKScaleMin(block.scales, j, &sc, &m);
-        scales[j] = _mm256_set1_epi16(static_cast<int16_t>(sc));
-        mins[2 * j] = mins[2 * j + 1] = static_cast<int16_t>(m);
-      }
-      const __m256i mins16 = LoadBytes32(mins);
+      __m128i scales16;
+      __m256i mins16;
+      UnpackKScales(block.scales, &scales16, &mins16);
+      alignas(16) int16_t sc[8];
+      _mm_store_si128(reinterpret_cast<__m128i*>(sc), scales16);
+      for (int j = 0; j < 8; ++j) scales[j] = _mm256_set1_epi16(sc[j]);
       const float d = _cvtsh_ss(LoadHalfBits(block.d));
       const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
       for (int b = 0; b < NB; ++b) {

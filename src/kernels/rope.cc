@@ -1,4 +1,9 @@
 // Highway implementation of kernels/rope.h.
+// HF rounds q*cos and rotate_half(q)*sin separately (three torch kernels).
+// GCC would fuse our Mul+Sub into an FMA on FMA targets (-ffp-contract=fast is
+// its C++ default), so contraction is switched off for this file.
+#pragma GCC optimize("fp-contract=off")
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/rope.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

@@ -53,10 +53,15 @@ bool SequenceState::Truncate(int64_t n) {
   if (n < 0 || n > n_tokens_) return false;
   if (n == n_tokens_) return true;
   if (config_->is_hybrid()) return false;
+  RewindKv(n);
+  return true;
+}
+
+void SequenceState::RewindKv(int64_t n) {
+  CAIRN_CHECK(n >= 0 && n <= n_tokens_);
   const int64_t B = kv_layout_.block_tokens;
   blocks_.resize(static_cast<size_t>((n + B - 1) / B));
   n_tokens_ = n;
-  return true;
 }
 
 RecurrentSnapshotRef SequenceState::SnapshotRecurrent() const {

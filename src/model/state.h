@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/aligned_buffer.h"
 #include "core/kv_block.h"
@@ -63,6 +64,11 @@ class SequenceState {
   // false otherwise and changes nothing.
   bool Truncate(int64_t n);
 
+  // Moves the KV length back to n (<= n_tokens) without touching recurrent
+  // state: only for callers that restore the recurrent state themselves
+  // (speculative rollback).
+  void RewindKv(int64_t n);
+
   // Immutable copy of the current state (freezes the current blocks; the next
   // write to the partial last block copies it).
   StateSnapshot Snapshot();
@@ -78,6 +84,14 @@ class SequenceState {
   // Bytes owned by this sequence (KV blocks + recurrent state).
   size_t bytes() const;
 
+  // Forward-pass scratch, reused across calls so decode steps do not allocate:
+  // buffer `slot` grown to at least `floats` (contents unspecified).
+  float* Scratch(int slot, size_t floats) {
+    if (scratch_.size() <= static_cast<size_t>(slot)) scratch_.resize(static_cast<size_t>(slot) + 1);
+    if (scratch_[slot].size() < floats) scratch_[slot].Resize(floats);
+    return scratch_[slot].data();
+  }
+
  private:
   const ModelConfig* config_;
   KvLayout kv_layout_;
@@ -86,6 +100,7 @@ class SequenceState {
   size_t conv_floats_ = 0;
   size_t ssm_floats_ = 0;
   AlignedBuffer<float> recurrent_;
+  std::vector<AlignedBuffer<float>> scratch_;
 };
 
 }  // namespace cairn::model

@@ -37,15 +37,11 @@ void Distribution::Reset(int32_t vocab_size, bool greedy) {
 }
 
 void Distribution::Normalize() {
-  double sum = 0.0;
-  for (float w : probs_) sum += w;
+  const double sum = SumInLanes(probs_);
   if (!(sum > 0.0)) Fail("sampling: every token has probability zero (all banned or -inf logits?)");
   const double inv = 1.0 / sum;
-  total_ = 0.0;
-  for (float& p : probs_) {
-    p = static_cast<float>(p * inv);
-    total_ += p;
-  }
+  for (float& p : probs_) p = static_cast<float>(p * inv);
+  total_ = SumInLanes(probs_);
 }
 
 float Distribution::Prob(int32_t token) const {
@@ -73,6 +69,19 @@ std::vector<float> Distribution::ToDense() const {
   std::vector<float> dense(vocab_size_, 0.0f);
   for (size_t i = 0; i < ids_.size(); ++i) dense[ids_[i]] = probs_[i];
   return dense;
+}
+
+double SumInLanes(std::span<const float> w) {
+  constexpr size_t kLanes = 8;
+  double lanes[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= w.size(); i += kLanes) {
+    for (size_t l = 0; l < kLanes; ++l) lanes[l] += w[i + l];
+  }
+  double sum = 0.0;
+  for (; i < w.size(); ++i) sum += w[i];
+  for (double lane : lanes) sum += lane;
+  return sum;
 }
 
 size_t SampleIndex(std::span<const float> w, double total, double u) {

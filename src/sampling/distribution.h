@@ -63,6 +63,10 @@ class Distribution {
   double total_ = 0.0;  // sum of probs_ in storage order (1 up to rounding)
 };
 
+// Sum in double over 8 independent lanes in a fixed order: deterministic, and
+// vectorised (one running sum would be bound by add latency).
+double SumInLanes(std::span<const float> w);
+
 // Draws from the distribution whose weights are w[j] (non-negative), by
 // inverse CDF over j with u * total as target; `total` must be the sum of w
 // in index order computed in double. Returns the last index with w > 0 if

@@ -1,6 +1,7 @@
 #include "sampling/sampler.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -20,22 +21,7 @@ uint64_t ChooseSeed(const SamplingParams& params) {
   return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
-// Sum in double with 8 independent lanes in a fixed order: deterministic, and
-// the compiler vectorises it (a single running sum would be latency-bound).
-double SumWeights(std::span<const float> w) {
-  constexpr size_t kLanes = 8;
-  double lanes[kLanes] = {};
-  size_t i = 0;
-  for (; i + kLanes <= w.size(); i += kLanes) {
-    for (size_t l = 0; l < kLanes; ++l) lanes[l] += w[i + l];
-  }
-  double sum = 0.0;
-  for (; i < w.size(); ++i) sum += w[i];
-  for (double lane : lanes) sum += lane;
-  return sum;
-}
-
-// Candidates [begin, end) currently hold {weight, id}: append them to *out in
+// kept[0, count) hold {weight, id}: append them to *out in
 // ascending id order and normalise.
 void BuildSupport(std::vector<Candidate>& kept, size_t count, int32_t vocab_size, Distribution* out) {
   std::sort(kept.begin(), kept.begin() + count,
@@ -43,6 +29,17 @@ void BuildSupport(std::vector<Candidate>& kept, size_t count, int32_t vocab_size
   out->Reset(vocab_size, /*greedy=*/false);
   for (size_t j = 0; j < count; ++j) out->Append(kept[j].id, kept[j].logit);
   out->Normalize();
+}
+
+// NaN -> -inf, +inf -> FLT_MAX, on the bits (integer selects vectorise; float
+// ones do not under -ftrapping-math).
+float SanitizeLogit(float x) {
+  constexpr uint32_t kInfBits = 0x7f800000u;
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  uint32_t out = magnitude > kInfBits ? std::bit_cast<uint32_t>(kNegInf) : bits;
+  out = out == kInfBits ? std::bit_cast<uint32_t>(kMaxFloat) : out;
+  return std::bit_cast<float>(out);
 }
 
 [[noreturn]] void FailNoToken() {
@@ -69,10 +66,7 @@ void Sampler::ComputeDistribution(std::span<const float> logits, const TokenHist
     Fail("sampling: logits row has {} entries, vocabulary has {}", logits.size(), vocab_size_);
   }
   processed_.resize(vocab_size_);
-  for (int32_t i = 0; i < vocab_size_; ++i) {
-    const float x = logits[i];
-    processed_[i] = x != x ? kNegInf : std::min(x, kMaxFloat);  // NaN -> -inf, +inf -> FLT_MAX
-  }
+  for (int32_t i = 0; i < vocab_size_; ++i) processed_[i] = SanitizeLogit(logits[i]);
   penalties_.Apply(history, processed_);
   log_norm_valid_ = false;
 
@@ -129,7 +123,7 @@ void Sampler::Truncate(Distribution* out) {
   for (int32_t i = 0; i < vocab_size_; ++i) weights_[i] = FastExp((processed_[i] - max_logit) / t);
 
   if (use_top_p) {
-    NucleusOfAll(min_weight, static_cast<double>(params_.top_p) * SumWeights(weights_), out);
+    NucleusOfAll(min_weight, static_cast<double>(params_.top_p) * SumInLanes(weights_), out);
     return;
   }
   out->Reset(vocab_size_, /*greedy=*/false);
@@ -143,10 +137,22 @@ void Sampler::Truncate(Distribution* out) {
 void Sampler::NucleusOfAll(float min_weight, double target_mass, Distribution* out) {
   // min_p keeps a prefix of the same order as top_p, so dropping its tokens up
   // front changes neither the nucleus's prefix sums nor the result.
-  candidates_.clear();
-  for (int32_t i = 0; i < vocab_size_; ++i) {
-    const float w = weights_[i];
-    if (w > 0.0f && w >= min_weight) candidates_.push_back({processed_[i], i});
+  // The nucleus is a prefix of the descending order, so if the tokens with
+  // w >= cutoff already hold the target mass, the nucleus lies inside them and
+  // the others need not be sorted. Try a high cutoff first (few candidates),
+  // then lower ones; cutoff 0 always works.
+  for (const float cutoff : {1e-3f, 1e-6f, 0.0f}) {
+    const float floor = std::max(cutoff, min_weight);
+    candidates_.clear();
+    double mass = 0.0;
+    for (int32_t i = 0; i < vocab_size_; ++i) {
+      const float w = weights_[i];
+      if (w > 0.0f && w >= floor) {
+        candidates_.push_back({processed_[i], i});
+        mass += w;
+      }
+    }
+    if (mass >= target_mass || floor == min_weight) break;
   }
   // Sort only as much of the order as the nucleus needs: select and sort
   // growing chunks (64, 256, 1024, ...) until the mass reaches the target.
@@ -185,7 +191,7 @@ SampledToken Sampler::Annotate(int32_t token) {
     const float max_logit = processed_[best];
     weights_.resize(vocab_size_);
     for (int32_t i = 0; i < vocab_size_; ++i) weights_[i] = FastExp(processed_[i] - max_logit);
-    log_norm_ = max_logit + std::log(SumWeights(weights_));
+    log_norm_ = max_logit + std::log(SumInLanes(weights_));
     log_norm_valid_ = true;
   }
   result.logprob = static_cast<float>(processed_[token] - log_norm_);

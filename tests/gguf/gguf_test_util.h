@@ -3,17 +3,35 @@
 // byte builder for hand-made malformed images.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <initializer_list>
+#include <string_view>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 
-namespace cairn::gguf::testing {
+namespace cairn::gguf::testutil {
+
+// Runs `fn`, expecting a cairn::Error whose message contains every fragment.
+template <typename Fn>
+void ExpectError(Fn&& fn, std::initializer_list<std::string_view> fragments) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected cairn::Error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (std::string_view f : fragments)
+      EXPECT_NE(message.find(f), std::string::npos) << "message: " << message << "\nlacks: " << f;
+  }
+}
 
 // Tensor data pattern: byte i of the tensor numbered `seed` (mirrored in the Python checker).
 inline std::vector<uint8_t> PatternBytes(size_t n, int seed) {
@@ -141,7 +159,8 @@ inline GgufWriter MakeVocabWriter() {
   return w;
 }
 
-// Things gguf-py's writer cannot produce (empty arrays, a u8 alignment key).
+// Things gguf-py's writer cannot produce (empty arrays); alignment 16 set via a
+// u8 value (the writer stores it as u32).
 inline GgufWriter MakeEdgeWriter() {
   GgufWriter w;
   w.Set("general.architecture", Value::String("test"));
@@ -225,4 +244,4 @@ class Raw {
   std::vector<uint8_t> data;
 };
 
-}  // namespace cairn::gguf::testing
+}  // namespace cairn::gguf::testutil

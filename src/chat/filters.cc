@@ -1,0 +1,519 @@
+// Jinja2 builtin filters plus Hugging Face's `tojson`.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "chat/builtins.h"
+#include "chat/evaluator.h"
+#include "chat/strings.h"
+#include "core/error.h"
+
+namespace cairn::chat {
+namespace {
+
+// Jinja2's soft_str: str(), with undefined as "".
+std::string SoftStr(const Value& v) { return v.Str(); }
+
+const std::string* OptStr(const CallArgs& a, size_t i, std::string_view name) {
+  const Value* v = a.Get(i, name);
+  if (v == nullptr || v->is_none()) return nullptr;
+  if (!v->is_string()) Fail("argument '{}' must be a string, not {}", name, v->TypeName());
+  return &v->AsString();
+}
+
+// Jinja2's make_attrgetter: "a.b.0" walks getitem per dotted part.
+Value GetPath(Evaluator& ev, const Value& item, const std::string& path) {
+  Value cur = item;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    int64_t index = 0;
+    auto res = std::from_chars(part.data(), part.data() + part.size(), index);
+    if (!part.empty() && res.ec == std::errc() && res.ptr == part.data() + part.size()) {
+      cur = ev.GetItem(cur, Value::Int(index));
+    } else {
+      cur = ev.GetItem(cur, Value::String(part));
+    }
+    if (dot == std::string::npos) return cur;
+    start = dot + 1;
+  }
+}
+
+// Sort key with Jinja2's default case-insensitive string comparison.
+Value SortKey(const Value& v, bool case_sensitive) {
+  if (!case_sensitive && v.is_string()) return Value::String(PyLower(v.AsString()));
+  return v;
+}
+
+Value Length(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("length", 0, {});
+  int64_t n = v.Length();
+  if (n < 0) Fail("object of type '{}' has no len()", v.TypeName());
+  return Value::Int(n);
+}
+
+Value First(Evaluator&, const Value& v, CallArgs&) {
+  List items = Iterate(v);
+  return items.empty() ? Value::Undefined("No first item, sequence was empty.") : items.front();
+}
+
+Value Last(Evaluator&, const Value& v, CallArgs&) {
+  List items = Iterate(v);
+  return items.empty() ? Value::Undefined("No last item, sequence was empty.") : items.back();
+}
+
+Value Join(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("join", 2, {"d", "attribute"});
+  std::string sep = a.GetOr(0, "d", Value::String("")).Str();
+  const std::string* attribute = OptStr(a, 1, "attribute");
+  std::string out;
+  bool first = true;
+  for (const Value& item : Iterate(v)) {
+    if (!first) out += sep;
+    first = false;
+    (attribute ? GetPath(ev, item, *attribute) : item).AppendStr(&out);
+    ev.CheckSize(out.size());
+  }
+  return Value::String(std::move(out));
+}
+
+Value Map(Evaluator& ev, const Value& v, CallArgs& a) {
+  List out;
+  if (!v.Truthy()) return Value::MakeList();
+  const Value* attribute = nullptr;
+  for (const auto& [k, val] : a.keyword) {
+    if (k == "attribute") attribute = &val;
+  }
+  if (attribute != nullptr) {
+    Value fallback = Value::Undefined();
+    for (const auto& [k, val] : a.keyword) {
+      if (k == "default") fallback = val;
+    }
+    for (const Value& item : Iterate(v)) {
+      ev.Step();
+      Value got = GetPath(ev, item, attribute->Str());
+      out.push_back(got.is_undefined() && !fallback.is_undefined() ? fallback : got);
+    }
+    return Value::MakeList(std::move(out));
+  }
+  if (a.positional.empty()) Fail("map requires a filter argument");
+  std::string name = a.positional[0].Str();
+  CallArgs rest;
+  rest.positional.assign(a.positional.begin() + 1, a.positional.end());
+  rest.keyword = a.keyword;
+  for (const Value& item : Iterate(v)) {
+    ev.Step();
+    CallArgs copy = rest;
+    out.push_back(ev.ApplyFilter(name, item, copy));
+  }
+  return Value::MakeList(std::move(out));
+}
+
+// select/reject/selectattr/rejectattr share Jinja2's select_or_reject.
+Value SelectImpl(Evaluator& ev, const Value& v, CallArgs& a, bool by_attr, bool keep) {
+  size_t next = 0;
+  std::string attribute;
+  if (by_attr) {
+    if (a.positional.empty()) Fail("Missing parameter for attribute name");
+    attribute = a.positional[0].Str();
+    next = 1;
+  }
+  std::string test;
+  CallArgs rest;
+  bool has_test = a.positional.size() > next;
+  if (has_test) {
+    test = a.positional[next].Str();
+    rest.positional.assign(a.positional.begin() + static_cast<std::ptrdiff_t>(next) + 1, a.positional.end());
+    rest.keyword = a.keyword;
+    if (FindTest(test) == nullptr) Fail("No test named '{}'", test);
+  }
+  List out;
+  if (!v.Truthy()) return Value::MakeList();
+  for (const Value& item : Iterate(v)) {
+    ev.Step();
+    Value subject = by_attr ? GetPath(ev, item, attribute) : item;
+    bool pass;
+    if (has_test) {
+      CallArgs copy = rest;
+      pass = ev.ApplyTest(test, subject, copy);
+    } else {
+      pass = subject.Truthy();
+    }
+    if (pass == keep) out.push_back(item);
+  }
+  return Value::MakeList(std::move(out));
+}
+Value Select(Evaluator& ev, const Value& v, CallArgs& a) { return SelectImpl(ev, v, a, false, true); }
+Value Reject(Evaluator& ev, const Value& v, CallArgs& a) { return SelectImpl(ev, v, a, false, false); }
+Value SelectAttr(Evaluator& ev, const Value& v, CallArgs& a) { return SelectImpl(ev, v, a, true, true); }
+Value RejectAttr(Evaluator& ev, const Value& v, CallArgs& a) { return SelectImpl(ev, v, a, true, false); }
+
+Value ToList(Evaluator&, const Value& v, CallArgs&) { return Value::MakeList(Iterate(v)); }
+Value ToString(Evaluator&, const Value& v, CallArgs&) { return Value::String(SoftStr(v)); }
+Value Safe(Evaluator&, const Value& v, CallArgs&) { return Value::String(SoftStr(v)); }
+
+Value Trim(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("trim", 1, {"chars"});
+  return Value::String(PyStrip(SoftStr(v), OptStr(a, 0, "chars"), true, true));
+}
+Value Upper(Evaluator&, const Value& v, CallArgs&) { return Value::String(PyUpper(SoftStr(v))); }
+Value Lower(Evaluator&, const Value& v, CallArgs&) { return Value::String(PyLower(SoftStr(v))); }
+Value Capitalize(Evaluator&, const Value& v, CallArgs&) {
+  return Value::String(PyCapitalize(SoftStr(v)));
+}
+
+// Jinja2's do_title: capitalize each chunk after runs of [-\s({[<].
+Value Title(Evaluator&, const Value& v, CallArgs&) {
+  std::string s = SoftStr(v);
+  std::string out;
+  bool word_start = true;
+  for (char c : s) {
+    bool boundary = c == '-' || IsPyWhitespace(c) || c == '(' || c == '{' || c == '[' || c == '<';
+    if (boundary) {
+      out.push_back(c);
+      word_start = true;
+    } else if (word_start) {
+      out += PyUpper(std::string(1, c));
+      word_start = false;
+    } else {
+      out += PyLower(std::string(1, c));
+    }
+  }
+  return Value::String(std::move(out));
+}
+
+Value Replace(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("replace", 3, {"old", "new", "count"});
+  const Value* old_v = a.Get(0, "old");
+  const Value* new_v = a.Get(1, "new");
+  if (old_v == nullptr || new_v == nullptr) Fail("replace() needs 'old' and 'new' arguments");
+  const Value* count = a.Get(2, "count");
+  int64_t n = (count == nullptr || count->is_none()) ? -1 : count->AsInt();
+  std::string out = PyReplace(SoftStr(v), old_v->Str(), new_v->Str(), n);
+  ev.CheckSize(out.size());
+  return Value::String(std::move(out));
+}
+
+Value Default(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("default", 2, {"default_value", "boolean"});
+  Value fallback = a.GetOr(0, "default_value", Value::String(""));
+  bool boolean = a.GetOr(1, "boolean", Value::Bool(false)).Truthy();
+  if (v.is_undefined() || (boolean && !v.Truthy())) return fallback;
+  return v;
+}
+
+Value ToJson(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("tojson", 4, {"ensure_ascii", "indent", "separators", "sort_keys"});
+  // HF signature: tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
+  JsonDumpOptions options;
+  options.ensure_ascii = a.GetOr(0, "ensure_ascii", Value::Bool(false)).Truthy();
+  if (const Value* indent = a.Get(1, "indent"); indent != nullptr && !indent->is_none()) {
+    if (indent->is_string()) {
+      options.indent_str = indent->AsString();
+      options.indent = 0;
+    } else if (indent->is_int()) {
+      options.indent = static_cast<int>(std::clamp<int64_t>(indent->AsInt(), 0, 64));
+    } else {
+      Fail("tojson: indent must be an integer or string");
+    }
+  }
+  if (const Value* sep = a.Get(2, "separators"); sep != nullptr && !sep->is_none()) {
+    if (!sep->is_list() || sep->AsList().size() != 2) Fail("tojson: separators must be a pair");
+    options.has_separators = true;
+    options.item_separator = sep->AsList()[0].Str();
+    options.key_separator = sep->AsList()[1].Str();
+  }
+  options.sort_keys = a.GetOr(3, "sort_keys", Value::Bool(false)).Truthy();
+  std::string out;
+  DumpJson(v, options, &out);
+  ev.CheckSize(out.size());
+  return Value::String(std::move(out));
+}
+
+Value Items(Evaluator&, const Value& v, CallArgs&) {
+  if (v.is_undefined()) return Value::MakeList();
+  if (!v.is_dict()) Fail("Can only get item pairs from a mapping.");
+  List out;
+  for (const auto& [k, val] : v.AsDict()) out.push_back(Value::MakeList({Value::String(k), val}));
+  return Value::MakeList(std::move(out));
+}
+
+Value DictSort(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("dictsort", 3, {"case_sensitive", "by", "reverse"});
+  if (!v.is_dict()) Fail("dictsort: expected a mapping, got {}", v.TypeName());
+  bool case_sensitive = a.GetOr(0, "case_sensitive", Value::Bool(false)).Truthy();
+  std::string by = a.GetOr(1, "by", Value::String("key")).Str();
+  bool reverse = a.GetOr(2, "reverse", Value::Bool(false)).Truthy();
+  size_t pos = by == "key" ? 0 : by == "value" ? 1 : 2;
+  if (pos == 2) Fail("You can only sort by either \"key\" or \"value\"");
+  List out;
+  for (const auto& [k, val] : v.AsDict()) out.push_back(Value::MakeList({Value::String(k), val}));
+  std::stable_sort(out.begin(), out.end(), [&](const Value& x, const Value& y) {
+    Value kx = SortKey(x.AsList()[pos], case_sensitive);
+    Value ky = SortKey(y.AsList()[pos], case_sensitive);
+    return reverse ? PyLess(ky, kx) : PyLess(kx, ky);
+  });
+  return Value::MakeList(std::move(out));
+}
+
+Value Sort(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("sort", 3, {"reverse", "case_sensitive", "attribute"});
+  bool reverse = a.GetOr(0, "reverse", Value::Bool(false)).Truthy();
+  bool case_sensitive = a.GetOr(1, "case_sensitive", Value::Bool(false)).Truthy();
+  const std::string* attribute = OptStr(a, 2, "attribute");
+  List items = Iterate(v);
+  std::vector<std::pair<Value, Value>> keyed;
+  for (Value& item : items) {
+    Value key = attribute ? GetPath(ev, item, *attribute) : item;
+    keyed.emplace_back(SortKey(key, case_sensitive), std::move(item));
+  }
+  ev.Step(static_cast<int64_t>(keyed.size()));
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    return reverse ? PyLess(y.first, x.first) : PyLess(x.first, y.first);
+  });
+  List out;
+  for (auto& entry : keyed) out.push_back(std::move(entry.second));
+  return Value::MakeList(std::move(out));
+}
+
+Value Unique(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("unique", 2, {"case_sensitive", "attribute"});
+  bool case_sensitive = a.GetOr(0, "case_sensitive", Value::Bool(false)).Truthy();
+  const std::string* attribute = OptStr(a, 1, "attribute");
+  List out;
+  List seen;
+  for (const Value& item : Iterate(v)) {
+    ev.Step(static_cast<int64_t>(seen.size()) + 1);
+    Value key = SortKey(attribute ? GetPath(ev, item, *attribute) : item, case_sensitive);
+    bool dup = false;
+    for (const Value& s : seen) dup = dup || s.Equals(key);
+    if (!dup) {
+      seen.push_back(key);
+      out.push_back(item);
+    }
+  }
+  return Value::MakeList(std::move(out));
+}
+
+Value MinMax(Evaluator& ev, const Value& v, CallArgs& a, bool want_max) {
+  a.Expect(want_max ? "max" : "min", 2, {"case_sensitive", "attribute"});
+  bool case_sensitive = a.GetOr(0, "case_sensitive", Value::Bool(false)).Truthy();
+  const std::string* attribute = OptStr(a, 1, "attribute");
+  List items = Iterate(v);
+  if (items.empty()) return Value::Undefined("No aggregated item, sequence was empty.");
+  size_t best = 0;
+  Value best_key;
+  for (size_t i = 0; i < items.size(); ++i) {
+    Value key = SortKey(attribute ? GetPath(ev, items[i], *attribute) : items[i], case_sensitive);
+    if (i == 0 || (want_max ? PyLess(best_key, key) : PyLess(key, best_key))) {
+      best = i;
+      best_key = key;
+    }
+  }
+  return items[best];
+}
+Value Min(Evaluator& ev, const Value& v, CallArgs& a) { return MinMax(ev, v, a, false); }
+Value Max(Evaluator& ev, const Value& v, CallArgs& a) { return MinMax(ev, v, a, true); }
+
+Value Sum(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("sum", 2, {"attribute", "start"});
+  const std::string* attribute = OptStr(a, 0, "attribute");
+  Value total = a.GetOr(1, "start", Value::Int(0));
+  for (const Value& item : Iterate(v)) {
+    Value x = attribute ? GetPath(ev, item, *attribute) : item;
+    if (!x.is_number() || !total.is_number()) Fail("unsupported operand type(s) for +: '{}' and '{}'", total.TypeName(), x.TypeName());
+    if (total.is_float() || x.is_float()) total = Value::Float(total.AsDouble() + x.AsDouble());
+    else total = Value::Int(total.AsInt() + x.AsInt());
+  }
+  return total;
+}
+
+Value Reverse(Evaluator&, const Value& v, CallArgs&) {
+  if (v.is_string()) {
+    std::vector<uint32_t> cps = DecodeUtf8(v.AsString());
+    std::string out;
+    for (auto it = cps.rbegin(); it != cps.rend(); ++it) AppendUtf8(*it, &out);
+    return Value::String(std::move(out));
+  }
+  List items = Iterate(v);
+  std::reverse(items.begin(), items.end());
+  return Value::MakeList(std::move(items));
+}
+
+Value Abs(Evaluator&, const Value& v, CallArgs&) {
+  if (v.is_float()) return Value::Float(std::fabs(v.AsDouble()));
+  if (v.is_int() || v.is_bool()) {
+    int64_t i = v.AsInt();
+    return i == INT64_MIN ? Value::Float(-static_cast<double>(i)) : Value::Int(i < 0 ? -i : i);
+  }
+  Fail("bad operand type for abs(): '{}'", v.TypeName());
+}
+
+// Python's int(str): optional sign and surrounding whitespace, underscores
+// between digits, the given base.
+bool ParsePyInt(std::string s, int base, int64_t* out) {
+  s = PyStrip(s, nullptr, true, true);
+  std::string digits;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '_' && i > 0 && i + 1 < s.size() && s[i - 1] != '_') continue;
+    digits.push_back(s[i]);
+  }
+  if (digits.empty()) return false;
+  const char* b = digits.data();
+  const char* e = b + digits.size();
+  bool neg = false;
+  if (*b == '+' || *b == '-') {
+    neg = *b == '-';
+    ++b;
+  }
+  uint64_t mag = 0;
+  auto res = std::from_chars(b, e, mag, base);
+  if (res.ec != std::errc() || res.ptr != e || b == e) return false;
+  if (mag > static_cast<uint64_t>(INT64_MAX)) return false;
+  *out = neg ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+  return true;
+}
+
+bool ParsePyFloat(const std::string& s, double* out) {
+  std::string t = PyStrip(s, nullptr, true, true);
+  if (t.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size();
+}
+
+Value Int(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("int", 2, {"default", "base"});
+  Value fallback = a.GetOr(0, "default", Value::Int(0));
+  int base = static_cast<int>(a.GetOr(1, "base", Value::Int(10)).AsInt());
+  if (v.is_int() || v.is_bool()) return Value::Int(v.AsInt());
+  if (v.is_float()) {
+    double d = v.AsDouble();
+    if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return fallback;
+    return Value::Int(static_cast<int64_t>(d));
+  }
+  if (v.is_string()) {
+    int64_t i = 0;
+    if (base >= 2 && base <= 36 && ParsePyInt(v.AsString(), base, &i)) return Value::Int(i);
+    double d = 0;
+    if (ParsePyFloat(v.AsString(), &d) && std::isfinite(d) && std::fabs(d) < 9.2e18) {
+      return Value::Int(static_cast<int64_t>(d));
+    }
+  }
+  return fallback;
+}
+
+Value Float(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("float", 1, {"default"});
+  Value fallback = a.GetOr(0, "default", Value::Float(0.0));
+  if (v.is_number()) return Value::Float(v.AsDouble());
+  double d = 0;
+  if (v.is_string() && ParsePyFloat(v.AsString(), &d)) return Value::Float(d);
+  return fallback;
+}
+
+Value Round(Evaluator&, const Value& v, CallArgs& a) {
+  a.Expect("round", 2, {"precision", "method"});
+  int64_t precision = a.GetOr(0, "precision", Value::Int(0)).AsInt();
+  std::string method = a.GetOr(1, "method", Value::String("common")).Str();
+  if (!v.is_number()) Fail("round: expected a number, got {}", v.TypeName());
+  double scale = std::pow(10.0, static_cast<double>(precision));
+  double x = v.AsDouble() * scale;
+  double r;
+  if (method == "common") {
+    r = std::nearbyint(x);  // Python's round(): half to even
+  } else if (method == "ceil") {
+    r = std::ceil(x);
+  } else if (method == "floor") {
+    r = std::floor(x);
+  } else {
+    Fail("method must be common, ceil or floor");
+  }
+  if (method == "common" && !v.is_float()) return Value::Int(v.AsInt());
+  return Value::Float(r / scale);
+}
+
+Value Indent(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("indent", 3, {"width", "first", "blank"});
+  Value width = a.GetOr(0, "width", Value::Int(4));
+  bool first = a.GetOr(1, "first", Value::Bool(false)).Truthy();
+  bool blank = a.GetOr(2, "blank", Value::Bool(false)).Truthy();
+  std::string indention = width.is_string() ? width.AsString()
+                                            : std::string(static_cast<size_t>(std::clamp<int64_t>(width.AsInt(), 0, 256)), ' ');
+  std::string s = SoftStr(v) + "\n";  // Jinja2's splitlines quirk
+  std::vector<std::string> lines = PySplitLines(s, false);
+  std::string out;
+  if (blank) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i > 0) out += "\n" + indention;
+      out += lines[i];
+    }
+  } else {
+    if (!lines.empty()) out = lines[0];
+    for (size_t i = 1; i < lines.size(); ++i) {
+      out += "\n";
+      if (!lines[i].empty()) out += indention;
+      out += lines[i];
+    }
+  }
+  if (first) out = indention + out;
+  ev.CheckSize(out.size());
+  return Value::String(std::move(out));
+}
+
+Value WordCount(Evaluator&, const Value& v, CallArgs&) {
+  std::string s = SoftStr(v);
+  int64_t n = 0;
+  bool in_word = false;
+  for (unsigned char c : s) {
+    bool word = (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_' || c >= 0x80;
+    if (word && !in_word) ++n;
+    in_word = word;
+  }
+  return Value::Int(n);
+}
+
+Value Escape(Evaluator&, const Value& v, CallArgs&) {
+  std::string out;
+  for (char c : SoftStr(v)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return Value::String(std::move(out));
+}
+
+struct FilterEntry {
+  std::string_view name;
+  FilterFn fn;
+};
+
+constexpr FilterEntry kFilters[] = {
+    {"length", Length}, {"count", Length}, {"first", First}, {"last", Last}, {"join", Join},
+    {"map", Map}, {"select", Select}, {"reject", Reject}, {"selectattr", SelectAttr},
+    {"rejectattr", RejectAttr}, {"list", ToList}, {"string", ToString}, {"trim", Trim},
+    {"upper", Upper}, {"lower", Lower}, {"capitalize", Capitalize}, {"title", Title},
+    {"replace", Replace}, {"default", Default}, {"d", Default}, {"tojson", ToJson},
+    {"items", Items}, {"dictsort", DictSort}, {"safe", Safe}, {"int", Int}, {"float", Float},
+    {"abs", Abs}, {"round", Round}, {"unique", Unique}, {"sort", Sort}, {"reverse", Reverse},
+    {"indent", Indent}, {"wordcount", WordCount}, {"e", Escape}, {"escape", Escape},
+    {"min", Min}, {"max", Max}, {"sum", Sum},
+};
+
+}  // namespace
+
+FilterFn FindFilter(std::string_view name) {
+  for (const auto& entry : kFilters) {
+    if (entry.name == name) return entry.fn;
+  }
+  return nullptr;
+}
+
+}  // namespace cairn::chat

@@ -1,0 +1,68 @@
+// Causal multi-row attention over the paged F16/BF16 KV cache, with online
+// softmax (flash-style), GQA, and deterministic split-KV for decode.
+//
+// EXACTNESS. The output of a query row at absolute position p depends only on
+// (q row, K/V of positions [0, p], block_tokens): keys are visited in tiles =
+// KV blocks (aligned to absolute positions), tiles are grouped into fixed
+// partitions of kAttentionPartitionTokens absolute positions, each partition
+// is reduced with the online softmax in tile order, and partitions are merged
+// left to right with one fixed formula. Whether the partitions are computed by
+// one thread (prefill) or by different threads (split-KV decode), and however
+// a prompt is split into calls (one-shot, chunked, token by token, speculative
+// verification), a row's bits are the same. Tested bit-for-bit.
+//
+// Work split: tasks are (kv_head, block of up to 8 rows), each processing the
+// `n_heads / n_kv_heads` query heads of its KV head together so every K/V
+// tile is converted to F32 once per task; when there are fewer such tasks than
+// threads and the context spans several partitions, tasks become
+// (row, kv_head, partition) and a second pass merges the partitions.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+
+namespace cairn::kernels {
+
+// Partition length of the KV reduction (absolute positions, rounded up to a
+// multiple of block_tokens). 2048 keys of a 256-dim head are 1 MiB of F16 K+V
+// — large enough that the per-partition merge is negligible, small enough
+// that a 32k-token decode splits into 16 parallel pieces per KV head.
+inline constexpr int64_t kAttentionPartitionTokens = 2048;
+
+// One attention layer's view of a sequence's KV blocks.
+struct KvView {
+  DType dtype = DType::kF16;          // kF16 or kBF16
+  int block_tokens = 64;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  // [ceil(n_tokens / block_tokens)] slabs, each [block_tokens][n_kv_heads][head_dim]:
+  // k_blocks[i] = KvBlock::Slab(layer, 0) of the block holding positions
+  // [i * block_tokens, (i + 1) * block_tokens); v_blocks likewise (Slab(layer, 1)).
+  const uint8_t* const* k_blocks = nullptr;
+  const uint8_t* const* v_blocks = nullptr;
+  int64_t n_tokens = 0;               // positions [0, n_tokens) are valid
+};
+
+struct AttentionParams {
+  int n_heads = 0;        // query heads; a multiple of n_kv_heads (GQA group = ratio)
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  float scale = 0.0f;     // usually 1 / sqrt(head_dim)
+  // Query addressing: head h of row r at q + r * q_row_stride + h * q_head_stride.
+  // 0 means dense: q_row_stride = n_heads * head_dim, q_head_stride = head_dim.
+  // (Qwen3.5 interleaves q with its gate: q_head_stride = 2 * head_dim.)
+  int64_t q_row_stride = 0;
+  int64_t q_head_stride = 0;
+};
+
+// q:   query rows (addressing above), F32, already normed and rotated.
+// Row i is at absolute position q_pos0 + i and attends to KV positions
+// [0, q_pos0 + i]; requires q_pos0 + n_rows <= kv.n_tokens (write the rows'
+// own K/V first, kernels/kv_write.h).
+// out: [n_rows][n_heads][head_dim] F32.
+void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t q_pos0,
+               const KvView& kv, float* out, ThreadPool& pool);
+
+}  // namespace cairn::kernels

@@ -1,0 +1,215 @@
+// Highway implementation of the recurrent Gated DeltaNet form and the gate
+// preparation (kernels/gated_delta.h).
+//
+// Work split: tasks are (value head, column block of the state). A column
+// block is up to 4 vectors of value dims (AVX2: 32 floats -> 128 x 32 x 4 B =
+// 16 KiB of state for d_k = 128), which stays in L1 for the whole token run
+// because value columns evolve independently: the loop is head -> column
+// block -> token -> key row. Per element the operations are exactly the
+// literal recurrence (decay, read, delta, write, readout) with FMAs, in an
+// order that does not depend on the block width, the split of the token run
+// or the thread count.
+// No implicit FMA contraction: fused operations are explicit MulAdd.
+#pragma GCC optimize("fp-contract=off")
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/gated_delta.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <hwy/highway.h>
+
+#include "core/error.h"
+#include "kernels/activation-inl.h"
+#include "kernels/gated_delta.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cairn::kernels {
+namespace HWY_NAMESPACE {
+
+// Token loop for value columns [j0, j0 + 4 * lanes) of head h.
+struct HeadTask {
+  const GatedDeltaShape* shape;
+  const GatedDeltaInputs* in;
+  int64_t n_tokens;
+  int h;
+  float* state;       // this head: [d_k][d_v]
+  float* out;
+  int64_t out_stride;
+  float* trace;       // this head's slot in trace step 0, or null
+  int64_t trace_step; // floats between consecutive tokens' trace slots
+};
+
+template <class D>
+HWY_INLINE void RunColumns4(const HeadTask& task, D d, int64_t j0) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const GatedDeltaShape& sh = *task.shape;
+  const GatedDeltaInputs& in = *task.in;
+  const int kh = task.h / (sh.n_v_heads / sh.n_k_heads);
+  const int64_t dk = sh.d_k, dv = sh.d_v;
+  for (int64_t t = 0; t < task.n_tokens; ++t) {
+    const float* q = in.q + t * in.q_stride + kh * dk;
+    const float* k = in.k + t * in.k_stride + kh * dk;
+    const float* v = in.v + t * in.v_stride + task.h * dv + j0;
+    const auto alpha = hn::Set(d, std::exp(in.g[t * sh.n_v_heads + task.h]));
+    const auto beta = hn::Set(d, in.beta[t * sh.n_v_heads + task.h]);
+    // Decay and read: S' = alpha S, m = S'^T k.
+    auto m0 = hn::Zero(d), m1 = hn::Zero(d), m2 = hn::Zero(d), m3 = hn::Zero(d);
+    for (int64_t i = 0; i < dk; ++i) {
+      float* row = task.state + i * dv + j0;
+      const auto ki = hn::Set(d, k[i]);
+      const auto s0 = hn::Mul(alpha, hn::LoadU(d, row));
+      const auto s1 = hn::Mul(alpha, hn::LoadU(d, row + lanes));
+      const auto s2 = hn::Mul(alpha, hn::LoadU(d, row + 2 * lanes));
+      const auto s3 = hn::Mul(alpha, hn::LoadU(d, row + 3 * lanes));
+      hn::StoreU(s0, d, row);
+      hn::StoreU(s1, d, row + lanes);
+      hn::StoreU(s2, d, row + 2 * lanes);
+      hn::StoreU(s3, d, row + 3 * lanes);
+      m0 = hn::MulAdd(ki, s0, m0);
+      m1 = hn::MulAdd(ki, s1, m1);
+      m2 = hn::MulAdd(ki, s2, m2);
+      m3 = hn::MulAdd(ki, s3, m3);
+    }
+    // Delta: u = beta (v - m).
+    const auto u0 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v), m0));
+    const auto u1 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v + lanes), m1));
+    const auto u2 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v + 2 * lanes), m2));
+    const auto u3 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v + 3 * lanes), m3));
+    // Write and read out: S = S' + k u^T, o = S^T (q * q_scale).
+    auto o0 = hn::Zero(d), o1 = hn::Zero(d), o2 = hn::Zero(d), o3 = hn::Zero(d);
+    for (int64_t i = 0; i < dk; ++i) {
+      float* row = task.state + i * dv + j0;
+      const auto ki = hn::Set(d, k[i]);
+      const auto qi = hn::Set(d, q[i] * sh.q_scale);
+      const auto s0 = hn::MulAdd(ki, u0, hn::LoadU(d, row));
+      const auto s1 = hn::MulAdd(ki, u1, hn::LoadU(d, row + lanes));
+      const auto s2 = hn::MulAdd(ki, u2, hn::LoadU(d, row + 2 * lanes));
+      const auto s3 = hn::MulAdd(ki, u3, hn::LoadU(d, row + 3 * lanes));
+      hn::StoreU(s0, d, row);
+      hn::StoreU(s1, d, row + lanes);
+      hn::StoreU(s2, d, row + 2 * lanes);
+      hn::StoreU(s3, d, row + 3 * lanes);
+      o0 = hn::MulAdd(qi, s0, o0);
+      o1 = hn::MulAdd(qi, s1, o1);
+      o2 = hn::MulAdd(qi, s2, o2);
+      o3 = hn::MulAdd(qi, s3, o3);
+    }
+    float* o = task.out + t * task.out_stride + task.h * dv + j0;
+    hn::StoreU(o0, d, o);
+    hn::StoreU(o1, d, o + lanes);
+    hn::StoreU(o2, d, o + 2 * lanes);
+    hn::StoreU(o3, d, o + 3 * lanes);
+    if (task.trace != nullptr) {
+      float* tr = task.trace + t * task.trace_step;
+      for (int64_t i = 0; i < dk; ++i) {
+        std::memcpy(tr + i * dv + j0, task.state + i * dv + j0, 4 * lanes * sizeof(float));
+      }
+    }
+  }
+}
+
+// Same per-element operations for one column block of `width` <= lanes
+// columns (d_v not a multiple of 4 vectors), through zero-padded vectors.
+template <class D>
+HWY_INLINE void RunColumns1(const HeadTask& task, D d, int64_t j0, int64_t width) {
+  const GatedDeltaShape& sh = *task.shape;
+  const GatedDeltaInputs& in = *task.in;
+  const int kh = task.h / (sh.n_v_heads / sh.n_k_heads);
+  const int64_t dk = sh.d_k, dv = sh.d_v;
+  const size_t w = static_cast<size_t>(width);
+  for (int64_t t = 0; t < task.n_tokens; ++t) {
+    const float* q = in.q + t * in.q_stride + kh * dk;
+    const float* k = in.k + t * in.k_stride + kh * dk;
+    const float* v = in.v + t * in.v_stride + task.h * dv + j0;
+    const auto alpha = hn::Set(d, std::exp(in.g[t * sh.n_v_heads + task.h]));
+    const auto beta = hn::Set(d, in.beta[t * sh.n_v_heads + task.h]);
+    auto m = hn::Zero(d);
+    for (int64_t i = 0; i < dk; ++i) {
+      float* row = task.state + i * dv + j0;
+      const auto s = hn::Mul(alpha, LoadTail(d, row, w));
+      StoreTail(s, d, row, w);
+      m = hn::MulAdd(hn::Set(d, k[i]), s, m);
+    }
+    const auto u = hn::Mul(beta, hn::Sub(LoadTail(d, v, w), m));
+    auto o = hn::Zero(d);
+    for (int64_t i = 0; i < dk; ++i) {
+      float* row = task.state + i * dv + j0;
+      const auto s = hn::MulAdd(hn::Set(d, k[i]), u, LoadTail(d, row, w));
+      StoreTail(s, d, row, w);
+      o = hn::MulAdd(hn::Set(d, q[i] * sh.q_scale), s, o);
+    }
+    StoreTail(o, d, task.out + t * task.out_stride + task.h * dv + j0, w);
+    if (task.trace != nullptr) {
+      float* tr = task.trace + t * task.trace_step;
+      for (int64_t i = 0; i < dk; ++i) std::memcpy(tr + i * dv + j0, task.state + i * dv + j0, w * sizeof(float));
+    }
+  }
+}
+
+void GatedDeltaRecurrentImpl(const GatedDeltaShape& shape, const GatedDeltaInputs& in,
+                             int64_t n_tokens, float* state, float* out, int64_t out_stride,
+                             ThreadPool& pool, float* state_trace) {
+  CAIRN_CHECK(shape.n_k_heads > 0 && shape.n_v_heads % shape.n_k_heads == 0);
+  if (n_tokens <= 0) return;
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t dv = shape.d_v;
+  const int64_t wide = dv / (4 * lanes);                       // 4-vector blocks
+  const int64_t narrow = (dv - wide * 4 * lanes + lanes - 1) / lanes;  // <= 1-vector blocks
+  const int64_t blocks = wide + narrow;
+  const int64_t head_floats = static_cast<int64_t>(shape.d_k) * dv;
+  pool.Run(shape.n_v_heads * blocks, [&](int64_t task_idx, int) {
+    const int h = static_cast<int>(task_idx / blocks);
+    const int64_t b = task_idx % blocks;
+    HeadTask task{&shape, &in, n_tokens, h, state + h * head_floats, out, out_stride,
+                  state_trace ? state_trace + h * head_floats : nullptr, shape.StateFloats()};
+    if (b < wide) {
+      RunColumns4(task, d, b * 4 * lanes);
+    } else {
+      const int64_t j0 = wide * 4 * lanes + (b - wide) * lanes;
+      RunColumns1(task, d, j0, std::min<int64_t>(lanes, dv - j0));
+    }
+  });
+}
+
+void GatedDeltaGatesImpl(const float* a, const float* b, const float* a_log, const float* dt_bias,
+                         int64_t n_tokens, int n_v_heads, float* g, float* beta) {
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int64_t o = t * n_v_heads;
+    for (int h = 0; h < n_v_heads; ++h) {
+      g[o + h] = a[o + h] + dt_bias[h];
+    }
+    MapUnary(g + o, g + o, n_v_heads, [](auto dd, auto x) HWY_ATTR { return SoftplusV(dd, x); });
+    MapUnary(b + o, beta + o, n_v_heads, [](auto dd, auto x) HWY_ATTR { return SigmoidV(dd, x); });
+    for (int h = 0; h < n_v_heads; ++h) g[o + h] = -std::exp(a_log[h]) * g[o + h];
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cairn::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cairn::kernels {
+
+HWY_EXPORT(GatedDeltaRecurrentImpl);
+HWY_EXPORT(GatedDeltaGatesImpl);
+
+void GatedDeltaRecurrent(const GatedDeltaShape& shape, const GatedDeltaInputs& in,
+                         int64_t n_tokens, float* state, float* out, int64_t out_stride,
+                         ThreadPool& pool, float* state_trace) {
+  HWY_DYNAMIC_DISPATCH(GatedDeltaRecurrentImpl)(shape, in, n_tokens, state, out, out_stride, pool,
+                                                state_trace);
+}
+
+void GatedDeltaGates(const float* a, const float* b, const float* a_log, const float* dt_bias,
+                     int64_t n_tokens, int n_v_heads, float* g, float* beta) {
+  HWY_DYNAMIC_DISPATCH(GatedDeltaGatesImpl)(a, b, a_log, dt_bias, n_tokens, n_v_heads, g, beta);
+}
+
+}  // namespace cairn::kernels
+#endif  // HWY_ONCE

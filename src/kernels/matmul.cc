@@ -1,0 +1,147 @@
+// MatMul driver: quantizes activations once per call, then splits weight rows
+// across the thread pool and runs the per-target kernels (gemm_*-inl.h).
+// Dispatch happens once per MatMul call (HWY_DYNAMIC_DISPATCH at the bottom).
+//
+// Loop structure per thread (rows [r0, r1) of the output features):
+//   for each block of kRowBlock weight rows (kept hot in L1/L2)
+//     for each tile of up to kMaxTile activation rows
+//       for each weight row r: kernel<NB>(row r, tile) -> y[tile][r]
+// Batch 1 (decode) degenerates to one streaming pass over the weights. Small
+// batches (speculative verification) load and unpack every weight block once
+// per tile of 4 rows from L1. Large batches (prefill) reuse each block of rows
+// from cache for every tile, and each activation tile from L1 for every row.
+// Each y[b][r] is produced by one kernel call whose operation sequence does
+// not depend on NB, the tile, the row block or the thread: the exactness
+// contract of matmul.h.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/matmul.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/gemm_float-inl.h"
+#include "kernels/gemm_q8-inl.h"
+// After gemm_q8-inl.h (reuses its RefKernel).
+#include "kernels/gemm_kquant-inl.h"
+#include "kernels/quant_act-inl.h"
+
+#ifndef CAIRN_KERNELS_MATMUL_ONCE_
+#define CAIRN_KERNELS_MATMUL_ONCE_
+#include "core/error.h"
+#include "kernels/matmul.h"
+#include "kernels/quant.h"
+#include "kernels/quant_act.h"
+namespace cairn::kernels {
+// Activation rows per kernel call (accumulators live in registers).
+inline constexpr int kMaxTile = 4;
+// Weight rows whose data is reused from cache across all activation tiles.
+inline constexpr int64_t kRowBlock = 16;
+}  // namespace cairn::kernels
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace cairn::kernels {
+namespace HWY_NAMESPACE {
+
+template <class Kernel, class Act>
+void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
+             int64_t r1) {
+  for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+    const int64_t re = std::min(r1, rb + kRowBlock);
+    for (int64_t b = 0; b < batch; b += kMaxTile) {
+      const int nb = static_cast<int>(std::min<int64_t>(kMaxTile, batch - b));
+      for (int64_t r = rb; r < re; ++r) {
+        float out[kMaxTile];
+        const uint8_t* row = w.Row(r);
+        switch (nb) {
+          case 1: Kernel::template Rows<1>(row, w.cols, acts + b, out); break;
+          case 2: Kernel::template Rows<2>(row, w.cols, acts + b, out); break;
+          case 3: Kernel::template Rows<3>(row, w.cols, acts + b, out); break;
+          default: Kernel::template Rows<4>(row, w.cols, acts + b, out); break;
+        }
+        for (int i = 0; i < nb; ++i) y[(b + i) * ldy + r] = out[i];
+      }
+    }
+  }
+}
+
+template <class Kernel, class Act>
+void RunParallel(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy,
+                 ThreadPool& pool) {
+  // A few chunks per thread balance uneven progress; chunks stay contiguous
+  // so each thread streams its rows sequentially (prefetcher-friendly).
+  pool.ParallelFor(
+      w.rows, kRowBlock,
+      [&](int64_t r0, int64_t r1, int) { RunRows<Kernel>(w, acts, batch, y, ldy, r0, r1); },
+      /*chunks_per_thread=*/4);
+}
+
+template <class Kernel>
+void RunQuantized(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y,
+                  int64_t ldy, ThreadPool& pool) {
+  const ActFormat format = ActFormatFor(w.type);
+  const size_t row_bytes = ActRowBytes(format, w.cols);
+  uint8_t* scratch = ActScratch(row_bytes * static_cast<size_t>(batch));
+  auto quantize = [&](int64_t b0, int64_t b1, int) {
+    for (int64_t b = b0; b < b1; ++b) QuantizeActivationRowTarget(format, x + b * ldx, w.cols, scratch + b * row_bytes);
+  };
+  if (batch >= 8) {
+    pool.ParallelFor(batch, 1, quantize);
+  } else {
+    quantize(0, batch, 0);
+  }
+  std::vector<ActRow> acts(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) acts[b] = ActRowAt(format, scratch + b * row_bytes, w.cols);
+  RunParallel<Kernel>(w, acts.data(), batch, y, ldy, pool);
+}
+
+template <DType kType>
+void RunFloat(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
+              ThreadPool& pool) {
+  std::vector<const float*> acts(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) acts[b] = x + b * ldx;
+  RunParallel<FloatKernel<kType>>(w, acts.data(), batch, y, ldy, pool);
+}
+
+void MatMulTarget(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
+                  ThreadPool& pool) {
+  switch (w.type) {
+    case DType::kF32: return RunFloat<DType::kF32>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kF16: return RunFloat<DType::kF16>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kBF16: return RunFloat<DType::kBF16>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ8_0: return RunQuantized<Q8_0Kernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ4_0: return RunQuantized<Q4_0Kernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ4_K: return RunQuantized<Q4KKernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ5_K: return RunQuantized<Q5KKernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ6_K: return RunQuantized<Q6KKernel>(w, x, ldx, batch, y, ldy, pool);
+    default: CAIRN_CHECK(false && "MatMul: unsupported weight type");
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cairn::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cairn::kernels {
+
+HWY_EXPORT(MatMulTarget);
+
+void MatMul(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
+            ThreadPool& pool) {
+  CAIRN_CHECK(IsSupportedWeightType(w.type));
+  CAIRN_CHECK(w.cols % GetDTypeInfo(w.type).block_elems == 0);
+  CAIRN_CHECK(ldx >= w.cols && ldy >= w.rows && batch >= 0);
+  if (batch == 0 || w.rows == 0) return;
+  HWY_DYNAMIC_DISPATCH(MatMulTarget)(w, x, ldx, batch, y, ldy, pool);
+}
+
+void GetRow(const MatrixView& w, int64_t r, float* out) {
+  CAIRN_CHECK(r >= 0 && r < w.rows);
+  DequantizeRow(w.type, w.Row(r), w.cols, out);
+}
+
+}  // namespace cairn::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,50 @@
+#include "kernels/ref/attention_ref.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/half.h"
+
+namespace cairn::kernels::ref {
+namespace {
+
+double KvValue(const KvView& kv, const uint8_t* const* blocks, int64_t pos, int kvh, int i) {
+  const uint8_t* slab = blocks[pos / kv.block_tokens];
+  const int64_t t = pos % kv.block_tokens;
+  const uint16_t h = reinterpret_cast<const uint16_t*>(slab)[(t * kv.n_kv_heads + kvh) * kv.head_dim + i];
+  return kv.dtype == DType::kF16 ? F16ToF32(h) : Bf16ToF32(h);
+}
+
+}  // namespace
+
+void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t q_pos0,
+               const KvView& kv, float* out) {
+  const int hd = p.head_dim;
+  const int group = p.n_heads / p.n_kv_heads;
+  const int64_t q_head_stride = p.q_head_stride ? p.q_head_stride : hd;
+  const int64_t q_row_stride = p.q_row_stride ? p.q_row_stride : static_cast<int64_t>(p.n_heads) * hd;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const int64_t n = q_pos0 + r + 1;   // visible positions [0, n)
+    for (int h = 0; h < p.n_heads; ++h) {
+      const int kvh = h / group;
+      const float* qh = q + r * q_row_stride + h * q_head_stride;
+      std::vector<double> s(n);
+      for (int64_t t = 0; t < n; ++t) {
+        double dot = 0;
+        for (int i = 0; i < hd; ++i) dot += static_cast<double>(qh[i]) * KvValue(kv, kv.k_blocks, t, kvh, i);
+        s[t] = dot * p.scale;
+      }
+      const double m = *std::max_element(s.begin(), s.end());
+      double sum = 0;
+      for (double& x : s) sum += (x = std::exp(x - m));
+      for (int i = 0; i < hd; ++i) {
+        double o = 0;
+        for (int64_t t = 0; t < n; ++t) o += s[t] * KvValue(kv, kv.v_blocks, t, kvh, i);
+        out[(r * p.n_heads + h) * hd + i] = static_cast<float>(o / sum);
+      }
+    }
+  }
+}
+
+}  // namespace cairn::kernels::ref

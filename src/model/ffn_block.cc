@@ -1,0 +1,22 @@
+// SwiGLU feed-forward block: down(silu(gate(h)) * up(h)).
+#include "kernels/activation.h"
+#include "model/layers.h"
+
+namespace cairn::model {
+
+void Project(const ForwardChunk& c, const kernels::MatrixView& w, const float* x, int64_t n, float* y) {
+  kernels::MatMul(w, x, w.cols, n, y, w.rows, *c.pool);
+}
+
+void FfnBlock(const ForwardChunk& c, const FfnWeights& w, const float* h, float* out) {
+  const int64_t n = c.n;
+  const int64_t ff = c.config->n_ff;
+  float* gate = c.state->Scratch(kScratchFfnGate, n * ff);
+  float* up = c.state->Scratch(kScratchFfnUp, n * ff);
+  Project(c, w.gate, h, n, gate);
+  Project(c, w.up, h, n, up);
+  kernels::SwiGlu(gate, up, gate, n * ff);
+  Project(c, w.down, gate, n, out);
+}
+
+}  // namespace cairn::model

@@ -1,0 +1,126 @@
+#include "model/model.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "gguf/gguf_file.h"
+#include "kernels/matmul.h"
+#include "kernels/norm.h"
+#include "kernels/rope.h"
+#include "model/layers.h"
+#include "model/verify_capture.h"
+
+namespace cairn::model {
+
+Model::~Model() = default;
+
+std::unique_ptr<Model> Model::Load(const std::string& path, const LoadOptions& options) {
+  std::unique_ptr<Model> m(new Model());
+  m->file_ = gguf::GgufFile::Open(path);
+  m->config_ = ReadModelConfig(*m->file_);
+  const gguf::TensorInfo* embd = m->file_->FindTensor("token_embd.weight");
+  if (embd == nullptr) Fail("model file is missing tensor 'token_embd.weight'");
+  if (embd->shape.size() != 2) Fail("tensor 'token_embd.weight' must be 2-D");
+  m->config_.n_vocab = static_cast<int>(embd->shape[1]);
+  m->weights_ = BindWeights(*m->file_, m->config_, &m->f32_arena_);
+  m->config_.tied_output = m->file_->FindTensor("output.weight") == nullptr;
+  if (options.verbose) LogInfo("loaded {}: {}", path, m->config_.Describe());
+  return m;
+}
+
+namespace {
+
+// Positions at which the run must be cut: chunk limits and checkpoints.
+std::vector<int64_t> ChunkEnds(int64_t p0, int64_t total, int64_t chunk_tokens, const std::vector<int64_t>& checkpoints) {
+  std::vector<int64_t> ends;
+  for (int64_t p : checkpoints) {
+    if (p > p0 && p <= p0 + total) ends.push_back(p);
+  }
+  for (int64_t p = p0 + chunk_tokens; p < p0 + total; p += chunk_tokens) ends.push_back(p);
+  ends.push_back(p0 + total);
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  return ends;
+}
+
+}  // namespace
+
+void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult* result, ThreadPool& pool) const {
+  const ModelConfig& cfg = config_;
+  const int64_t total = static_cast<int64_t>(req.tokens.size());
+  const int64_t E = cfg.n_embd;
+  const int64_t V = cfg.n_vocab;
+  *result = ForwardResult();
+  if (total == 0) return;
+  for (int32_t t : req.tokens) {
+    if (t < 0 || t >= V) Fail("token id {} is out of range for a vocabulary of {}", t, V);
+  }
+  const int64_t start = st.n_tokens();
+  const int64_t n_rows = req.all_logits ? total : 1;
+  result->n_rows = n_rows;
+  result->logits.Resize(static_cast<size_t>(n_rows * V));
+  if (req.want_hidden) result->hidden.Resize(static_cast<size_t>(n_rows * E));
+  if (req.verify != nullptr) req.verify->Begin(st, total);
+
+  const std::vector<int64_t> ends =
+      ChunkEnds(start, total, std::max<int64_t>(1, req.chunk_tokens), req.checkpoint_positions);
+  kernels::RopeTable rope(cfg.rope_dims, cfg.rope_theta);
+  std::vector<int64_t> positions;
+  int64_t p0 = start;
+  for (const int64_t end : ends) {
+    const int64_t n = end - p0;
+    const int64_t offset = p0 - start;  // index of the chunk's first token in the request
+    ForwardChunk c{&cfg, &weights_, &st, &pool, p0, n, &rope, req.verify};
+    positions.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) positions[i] = p0 + i;
+    rope.Compute(positions.data(), n);
+    st.ReserveTokens(end);
+
+    float* x = st.Scratch(kScratchX, n * E);
+    float* h = st.Scratch(kScratchH, n * E);
+    float* out = st.Scratch(kScratchOut, n * E);
+    for (int64_t i = 0; i < n; ++i) kernels::GetRow(weights_.token_embd, req.tokens[offset + i], x + i * E);
+    int attn_layer = 0, rec_layer = 0;
+    for (int il = 0; il < cfg.n_layers; ++il) {
+      const LayerWeights& w = weights_.layers[il];
+      kernels::RmsNorm(x, E, w.attn_norm, cfg.rms_eps, n, E, h, E);
+      if (w.kind == LayerKind::kGatedDeltaNet) {
+        DeltaNetBlock(c, w, rec_layer++, h, out);
+      } else {
+        AttentionBlock(c, w, attn_layer++, h, out);
+      }
+      for (int64_t i = 0; i < n * E; ++i) x[i] += out[i];
+      kernels::RmsNorm(x, E, w.ffn_norm, cfg.rms_eps, n, E, h, E);
+      FfnBlock(c, w.ffn, h, out);
+      for (int64_t i = 0; i < n * E; ++i) x[i] += out[i];
+    }
+    st.Advance(n);
+
+    // Logits for every token, or only for the request's last token.
+    const bool last_chunk = end == start + total;
+    const int64_t first_row = req.all_logits ? 0 : n - 1;
+    const int64_t rows = req.all_logits ? n : (last_chunk ? 1 : 0);
+    if (rows > 0) {
+      float* normed = st.Scratch(kScratchLogits, rows * E);
+      kernels::RmsNorm(x + first_row * E, E, weights_.output_norm, cfg.rms_eps, rows, E, normed, E);
+      const int64_t row0 = req.all_logits ? offset : 0;
+      kernels::MatMul(weights_.output, normed, E, rows, result->logits.data() + row0 * V, V, pool);
+      if (req.want_hidden) std::memcpy(result->hidden.data() + row0 * E, normed, rows * E * sizeof(float));
+    }
+    result->n_processed += n;
+    p0 = end;
+    if (req.on_checkpoint && cfg.is_hybrid() &&
+        std::find(req.checkpoint_positions.begin(), req.checkpoint_positions.end(), end) !=
+            req.checkpoint_positions.end()) {
+      req.on_checkpoint(st.SnapshotRecurrent());
+    }
+    if (req.progress && end < start + total && !req.progress(end - start, total)) {
+      result->cancelled = true;
+      break;
+    }
+  }
+}
+
+}  // namespace cairn::model

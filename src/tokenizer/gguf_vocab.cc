@@ -1,0 +1,122 @@
+#include "tokenizer/gguf_vocab.h"
+
+#include "core/error.h"
+
+namespace cairn::tokenizer {
+namespace {
+
+TokenId OptionalId(const gguf::GgufFile& file, std::string_view key) {
+  const gguf::Value* value = file.Find(key);
+  if (value == nullptr) return kNoToken;
+  const int64_t id = value->AsI64();
+  // Some converters write -1 (as i32) or 0xFFFFFFFF (as u32) for "none".
+  if (id < 0 || id == 0xFFFFFFFF) return kNoToken;
+  if (id > INT32_MAX) Fail("GGUF key '{}' holds token id {} (too large)", key, id);
+  return static_cast<TokenId>(id);
+}
+
+bool UsesIgnoreMerges(std::string_view pre) {
+  return pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "falcon3" ||
+         pre == "pixtral";
+}
+
+}  // namespace
+
+Vocabulary VocabularyFromGguf(const gguf::GgufFile& file) {
+  Vocabulary vocab;
+  const std::string model = file.GetString("tokenizer.ggml.model");
+  vocab.model = ParseModelKind(model);
+  vocab.tokens = file.Get("tokenizer.ggml.tokens").AsStrings();
+  if (const gguf::Value* types = file.Find("tokenizer.ggml.token_type")) {
+    const std::vector<int64_t> raw = types->AsI64s();
+    vocab.types.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] < 0 || raw[i] > 6) {
+        Fail("GGUF tokenizer.ggml.token_type[{}] = {} is not a token type (0..6)", i, raw[i]);
+      }
+      vocab.types.push_back(static_cast<TokenType>(raw[i]));
+    }
+  }
+  if (const gguf::Value* scores = file.Find("tokenizer.ggml.scores")) {
+    vocab.scores = scores->AsF32s();
+  }
+  if (vocab.model == ModelKind::kBpe) {
+    vocab.pre = file.GetString("tokenizer.ggml.pre", "default");
+    if (const gguf::Value* merges = file.Find("tokenizer.ggml.merges")) {
+      vocab.merges = merges->AsStrings();
+    } else {
+      Fail("GGUF has a gpt2 (BPE) tokenizer but no tokenizer.ggml.merges");
+    }
+    vocab.ignore_merges = UsesIgnoreMerges(vocab.pre);
+    vocab.add_bos = false;
+    vocab.add_space_prefix = false;
+  } else {
+    vocab.pre = "default";
+    vocab.add_bos = true;
+    vocab.add_space_prefix = true;
+    if (vocab.tokens.size() > 2) {  // SentencePiece's conventional ids, overridden below
+      vocab.unk = 0;
+      vocab.bos = 1;
+      vocab.eos = 2;
+    }
+  }
+  const auto id_or = [&](std::string_view key, TokenId fallback) {
+    return file.Find(key) != nullptr ? OptionalId(file, key) : fallback;
+  };
+  vocab.bos = id_or("tokenizer.ggml.bos_token_id", vocab.bos);
+  vocab.eos = id_or("tokenizer.ggml.eos_token_id", vocab.eos);
+  vocab.eot = id_or("tokenizer.ggml.eot_token_id", kNoToken);
+  vocab.eom = id_or("tokenizer.ggml.eom_token_id", kNoToken);
+  vocab.unk = id_or("tokenizer.ggml.unknown_token_id", vocab.unk);
+  vocab.pad = id_or("tokenizer.ggml.padding_token_id", kNoToken);
+  vocab.sep = id_or("tokenizer.ggml.seperator_token_id", kNoToken);  // sic: GGUF spelling
+  vocab.add_bos = file.GetBool("tokenizer.ggml.add_bos_token", vocab.add_bos);
+  vocab.add_eos = file.GetBool("tokenizer.ggml.add_eos_token", false);
+  vocab.add_space_prefix = file.GetBool("tokenizer.ggml.add_space_prefix", vocab.add_space_prefix);
+  vocab.chat_template = file.GetString("tokenizer.chat_template", "");
+  FinalizeVocabulary(vocab);
+  return vocab;
+}
+
+Vocabulary LoadGgufVocabulary(const std::string& path) {
+  const auto file = gguf::GgufFile::Open(path);
+  try {
+    return VocabularyFromGguf(*file);
+  } catch (const Error& e) {
+    Fail("{}: {}", path, e.what());
+  }
+}
+
+void WriteVocabularyToGguf(const Vocabulary& vocab, gguf::GgufWriter& writer) {
+  using gguf::Value;
+  writer.Set("tokenizer.ggml.model", Value::String(std::string(ModelKindName(vocab.model))));
+  if (vocab.model == ModelKind::kBpe) writer.Set("tokenizer.ggml.pre", Value::String(vocab.pre));
+  writer.Set("tokenizer.ggml.tokens", Value::StringArray(vocab.tokens));
+  std::vector<int32_t> types(vocab.size(), static_cast<int32_t>(TokenType::kNormal));
+  for (size_t i = 0; i < vocab.types.size(); ++i) types[i] = static_cast<int32_t>(vocab.types[i]);
+  writer.Set("tokenizer.ggml.token_type", Value::I32Array(std::move(types)));
+  if (!vocab.scores.empty()) writer.Set("tokenizer.ggml.scores", Value::F32Array(vocab.scores));
+  if (vocab.model == ModelKind::kBpe) {
+    writer.Set("tokenizer.ggml.merges", Value::StringArray(vocab.merges));
+  }
+  const auto put_id = [&](const char* key, TokenId id) {
+    if (id != kNoToken) writer.Set(key, Value::U32(static_cast<uint32_t>(id)));
+  };
+  put_id("tokenizer.ggml.bos_token_id", vocab.bos);
+  put_id("tokenizer.ggml.eos_token_id", vocab.eos);
+  put_id("tokenizer.ggml.eot_token_id", vocab.eot);
+  put_id("tokenizer.ggml.eom_token_id", vocab.eom);
+  put_id("tokenizer.ggml.unknown_token_id", vocab.unk);
+  put_id("tokenizer.ggml.padding_token_id", vocab.pad);
+  put_id("tokenizer.ggml.seperator_token_id", vocab.sep);
+  writer.Set("tokenizer.ggml.add_bos_token", Value::Bool(vocab.add_bos));
+  writer.Set("tokenizer.ggml.add_eos_token", Value::Bool(vocab.add_eos));
+  if (vocab.model == ModelKind::kSpm) {
+    writer.Set("tokenizer.ggml.add_space_prefix", Value::Bool(vocab.add_space_prefix));
+  }
+  if (!vocab.chat_template.empty()) {
+    writer.Set("tokenizer.chat_template", Value::String(vocab.chat_template));
+  }
+}
+
+}  // namespace cairn::tokenizer

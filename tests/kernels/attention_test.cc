@@ -1,0 +1,162 @@
+#include "kernels/attention.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/aligned_buffer.h"
+#include "core/thread_pool.h"
+#include "kernels/kv_write.h"
+#include "kernels/ref/attention_ref.h"
+#include "ops_test_util.h"
+
+namespace cairn::kernels {
+namespace {
+
+// A sequence's KV for one layer in paged blocks, filled with random rows.
+struct PagedKv {
+  PagedKv(DType dtype, int block_tokens, int n_kv_heads, int head_dim, int64_t n_tokens, uint32_t seed) {
+    view.dtype = dtype;
+    view.block_tokens = block_tokens;
+    view.n_kv_heads = n_kv_heads;
+    view.head_dim = head_dim;
+    view.n_tokens = n_tokens;
+    const int64_t n_blocks = (n_tokens + block_tokens - 1) / block_tokens;
+    const size_t slab_bytes = static_cast<size_t>(block_tokens) * n_kv_heads * head_dim * 2;
+    for (int64_t b = 0; b < 2 * n_blocks; ++b) slabs.emplace_back(slab_bytes);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      k_ptrs.push_back(slabs[2 * b].data());
+      v_ptrs.push_back(slabs[2 * b + 1].data());
+    }
+    view.k_blocks = k_ptrs.data();
+    view.v_blocks = v_ptrs.data();
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> row(static_cast<size_t>(n_kv_heads) * head_dim);
+    for (int64_t pos = 0; pos < n_tokens; ++pos) {
+      const int t = static_cast<int>(pos % block_tokens);
+      for (float& x : row) x = dist(rng) * 2.0f;   // keys: scores up to ~|q||k|
+      StoreKvToken(dtype, n_kv_heads, head_dim, row.data(), slabs[2 * (pos / block_tokens)].data(), t);
+      for (float& x : row) x = dist(rng);
+      StoreKvToken(dtype, n_kv_heads, head_dim, row.data(), slabs[2 * (pos / block_tokens) + 1].data(), t);
+    }
+  }
+  std::vector<AlignedBuffer<uint8_t>> slabs;
+  std::vector<const uint8_t*> k_ptrs, v_ptrs;
+  KvView view;
+};
+
+AttentionParams Params(int n_heads, int n_kv_heads, int hd) {
+  AttentionParams p;
+  p.n_heads = n_heads;
+  p.n_kv_heads = n_kv_heads;
+  p.head_dim = hd;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  return p;
+}
+
+TEST(KvWriteTest, RoundTripsRoundToNearestEven) {
+  const std::vector<float> x = {1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, -2.5f, 65504.0f, 1e-8f};
+  std::vector<uint8_t> slab(4 * 6 * 2);
+  for (DType dt : {DType::kF16, DType::kBF16}) {
+    StoreKvToken(dt, 2, 3, x.data(), slab.data(), 2);
+    std::vector<float> y(6);
+    LoadKvToken(dt, 2, 3, slab.data(), 2, y.data());
+    EXPECT_EQ(y[0], 1.0f);
+    EXPECT_EQ(y[3], -2.5f);
+    if (dt == DType::kF16) {
+      EXPECT_EQ(y[1], 1.0f);                   // tie -> even
+      EXPECT_EQ(y[2], 1.0f + 4.0f / 2048);     // tie -> even (up)
+      EXPECT_EQ(y[4], 65504.0f);
+    }
+  }
+}
+
+// Tolerance vs the double-precision naive reference: 2e-5 absolute on outputs
+// that are convex combinations of V in [-1, 1]. Sources: F32 dot products of
+// head_dim <= 128 terms (|score| <= ~12, relative 1e-7 -> 1e-6 absolute on a
+// score, i.e. 1e-6 relative on a weight), Highway exp (1 ulp), the F32
+// running sums over up to ~2.3k keys in tiles, and one divide.
+TEST(AttentionTest, MatchesNaiveReference) {
+  struct Case { DType dt; int heads, kv_heads, hd, block; int64_t rows, pos0; };
+  const bool big = !test::Sanitized();
+  const std::vector<Case> cases = {
+      {DType::kF16, 4, 2, 64, 16, 5, 0},      // prefill from 0, partial last block
+      {DType::kBF16, 8, 2, 128, 64, 3, 37},   // GQA 4, continuation rows
+      {DType::kF16, 2, 2, 40, 16, 1, 100},    // head_dim with a vector tail, decode
+      {DType::kBF16, 4, 1, 64, 64, 4, big ? 2200 : 600},  // > 1 partition (2048)
+  };
+  for (const Case& c : cases) {
+    PagedKv kv(c.dt, c.block, c.kv_heads, c.hd, c.pos0 + c.rows, 7);
+    const AttentionParams p = Params(c.heads, c.kv_heads, c.hd);
+    const std::vector<float> q = test::RandomVector(c.rows * c.heads * c.hd, -1.0f, 1.0f, 8);
+    std::vector<float> want(q.size());
+    ref::Attention(p, q.data(), c.rows, c.pos0, kv.view, want.data());
+    test::ForEachTarget([&] {
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        std::vector<float> got(q.size());
+        Attention(p, q.data(), c.rows, c.pos0, kv.view, got.data(), pool);
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-5f) << i << " hd " << c.hd;
+      }
+    });
+  }
+}
+
+// Qwen3.5 layout: q interleaved with its gate per head.
+TEST(AttentionTest, StridedQueries) {
+  const int heads = 4, kvh = 2, hd = 64;
+  PagedKv kv(DType::kF16, 16, kvh, hd, 20, 9);
+  AttentionParams p = Params(heads, kvh, hd);
+  const std::vector<float> dense = test::RandomVector(3 * heads * hd, -1.0f, 1.0f, 10);
+  std::vector<float> inter(3 * heads * 2 * hd, 99.0f);
+  for (int r = 0; r < 3; ++r)
+    for (int h = 0; h < heads; ++h)
+      std::copy_n(dense.data() + (r * heads + h) * hd, hd, inter.data() + (r * heads + h) * 2 * hd);
+  ThreadPool pool(1);
+  std::vector<float> a(dense.size()), b(dense.size());
+  Attention(p, dense.data(), 3, 17, kv.view, a.data(), pool);
+  p.q_head_stride = 2 * hd;
+  p.q_row_stride = 2 * heads * hd;
+  Attention(p, inter.data(), 3, 17, kv.view, b.data(), pool);
+  EXPECT_TRUE(test::BitEqual(a.data(), b.data(), a.size()));
+}
+
+// EXACTNESS: one-shot prefill (1 thread), random chunking (2 threads), and
+// token-by-token decode of the tail (2 threads and one KV head: the split-KV
+// path, over 2 partitions) give bit-identical rows.
+TEST(AttentionTest, BitIdenticalAcrossSplitsAndThreads) {
+  const int heads = 2, kvh = 1, hd = 64, block = 32;
+  const int64_t n = test::Sanitized() ? 300 : 2100;
+  PagedKv kv(DType::kBF16, block, kvh, hd, n, 11);
+  const AttentionParams p = Params(heads, kvh, hd);
+  const std::vector<float> q = test::RandomVector(n * heads * hd, -1.5f, 1.5f, 12);
+  const int64_t row = heads * hd;
+  test::ForEachTarget([&] {
+    std::vector<float> one(q.size()), chunked(q.size()), decode(q.size());
+    ThreadPool pool1(1), pool2(2);
+    Attention(p, q.data(), n, 0, kv.view, one.data(), pool1);
+    std::mt19937 rng(5);
+    for (int64_t i = 0; i < n;) {
+      const int64_t len = std::min<int64_t>(1 + rng() % 97, n - i);
+      Attention(p, q.data() + i * row, len, i, kv.view, chunked.data() + i * row, pool2);
+      i += len;
+    }
+    EXPECT_TRUE(test::BitEqual(one.data(), chunked.data(), q.size()));
+    const int64_t tail = 24;
+    Attention(p, q.data(), n - tail, 0, kv.view, decode.data(), pool2);
+    for (int64_t i = n - tail; i < n; ++i) {
+      Attention(p, q.data() + i * row, 1, i, kv.view, decode.data() + i * row, pool2);
+    }
+    EXPECT_TRUE(test::BitEqual(one.data(), decode.data(), q.size()));
+    // Speculative-verification shape: 5 rows at the end.
+    std::vector<float> verify(5 * row);
+    Attention(p, q.data() + (n - 5) * row, 5, n - 5, kv.view, verify.data(), pool2);
+    EXPECT_TRUE(test::BitEqual(one.data() + (n - 5) * row, verify.data(), verify.size()));
+  });
+}
+
+}  // namespace
+}  // namespace cairn::kernels

@@ -1,0 +1,204 @@
+// MatMul on every SIMD target this CPU runs, against the scalar reference, and
+// the exactness contract: bit-identical outputs for any batch size, thread
+// count and row split.
+#include "kernels/matmul.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/half.h"
+#include "kernels/dot_ref.h"
+#include "kernels/quant.h"
+#include "ops_test_util.h"
+
+namespace cairn::kernels {
+namespace {
+
+using test::ForEachTarget;
+using test::Sanitized;
+
+constexpr DType kAllTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
+                               DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+
+bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+std::vector<float> Gaussian(size_t n, float sigma, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// A rows x cols weight matrix quantized to `type`, with an optional padded stride.
+struct Weights {
+  std::vector<uint8_t> bytes;
+  MatrixView view;
+  Weights(DType type, int64_t rows, int64_t cols, uint32_t seed, size_t pad = 0) {
+    const std::vector<float> w = Gaussian(static_cast<size_t>(rows * cols), 0.05f, seed);
+    const size_t stride = RowBytes(type, cols) + pad;
+    bytes.assign(stride * rows, 0xCD);
+    for (int64_t r = 0; r < rows; ++r) QuantizeRow(type, w.data() + r * cols, cols, bytes.data() + r * stride);
+    view = MatrixView{type, bytes.data(), rows, cols, stride};
+  }
+};
+
+int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512 : 320; }
+
+// Quantized types: MatMul must equal MatMulReference bit for bit (same
+// activation quantization, exact integer dots, canonical float order).
+// Float types: the SIMD sum order differs from the double reference; the
+// classic bound |error| <= n * 2^-24 * sum |w x| holds for any order (n = cols).
+TEST(MatMulTest, MatchesReferenceOnEveryTarget) {
+  const std::vector<int64_t> batches =
+      Sanitized() ? std::vector<int64_t>{1, 3, 17} : std::vector<int64_t>{1, 2, 3, 4, 8, 16, 17, 64, 130};
+  const int64_t rows = Sanitized() ? 13 : 37;
+  ThreadPool pool(2);
+  for (DType type : kAllTypes) {
+    SCOPED_TRACE(GetDTypeInfo(type).name);
+    const int64_t cols = ColsFor(type);
+    const Weights w(type, rows, cols, 11);
+    const int64_t max_batch = batches.back();
+    const int64_t ldx = cols + 3, ldy = rows + 5;
+    const std::vector<float> x = Gaussian(static_cast<size_t>(max_batch * ldx), 1.0f, 5);
+    std::vector<float> ref(max_batch * ldy), bound(max_batch * ldy);
+    MatMulReference(w.view, x.data(), ldx, max_batch, ref.data(), ldy);
+    if (IsFloat(type)) {
+      std::vector<float> wf(cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        GetRow(w.view, r, wf.data());
+        for (int64_t b = 0; b < max_batch; ++b) {
+          double s = 0;
+          for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(wf[c]) * x[b * ldx + c]);
+          bound[b * ldy + r] = static_cast<float>(cols * std::ldexp(1.0, -24) * s);
+        }
+      }
+    }
+    ForEachTarget([&] {
+      for (int64_t batch : batches) {
+        SCOPED_TRACE(batch);
+        std::vector<float> y(batch * ldy, -1.0f);
+        MatMul(w.view, x.data(), ldx, batch, y.data(), ldy, pool);
+        for (int64_t b = 0; b < batch; ++b) {
+          for (int64_t r = 0; r < rows; ++r) {
+            const float got = y[b * ldy + r], want = ref[b * ldy + r];
+            if (IsFloat(type)) {
+              ASSERT_NEAR(got, want, bound[b * ldy + r]) << "b=" << b << " r=" << r;
+            } else {
+              ASSERT_EQ(FloatBits(got), FloatBits(want)) << got << " vs " << want << " b=" << b << " r=" << r;
+            }
+          }
+          for (int64_t r = rows; r < ldy; ++r) ASSERT_EQ(y[b * ldy + r], -1.0f);  // padding untouched
+        }
+      }
+    });
+  }
+}
+
+// Within one target, y[b][r] depends only on (row r, activation row b): compare
+// a batch-64 two-thread product with batches 1, 3, 8, 17 on one thread and with
+// a product over a split row range.
+TEST(MatMulTest, BitExactAcrossBatchThreadsAndRowSplits) {
+  const int64_t rows = Sanitized() ? 19 : 67, batch = Sanitized() ? 17 : 64;
+  ThreadPool pool1(1), pool2(2);
+  for (DType type : kAllTypes) {
+    SCOPED_TRACE(GetDTypeInfo(type).name);
+    const int64_t cols = ColsFor(type);
+    const Weights w(type, rows, cols, 21);
+    const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 9);
+    ForEachTarget([&] {
+      std::vector<float> full(batch * rows);
+      MatMul(w.view, x.data(), cols, batch, full.data(), rows, pool2);
+      for (int64_t sub : {1, 3, 8, 17}) {
+        for (int64_t b0 = 0; b0 + sub <= batch; b0 += sub) {
+          std::vector<float> part(sub * rows);
+          MatMul(w.view, x.data() + b0 * cols, cols, sub, part.data(), rows, pool1);
+          ASSERT_TRUE(test::BitEqual(part.data(), full.data() + b0 * rows, part.size())) << "sub=" << sub << " b0=" << b0;
+        }
+      }
+      // Rows [0, 29) and [29, rows) as separate matrices.
+      const int64_t split = 29 % rows;
+      MatrixView top = w.view, bottom = w.view;
+      top.rows = split;
+      bottom.rows = rows - split;
+      bottom.data = w.view.Row(split);
+      std::vector<float> y(batch * rows);
+      MatMul(top, x.data(), cols, batch, y.data(), rows, pool2);
+      MatMul(bottom, x.data(), cols, batch, y.data() + split, rows, pool1);
+      ASSERT_TRUE(test::BitEqual(y.data(), full.data(), y.size()));
+    });
+  }
+}
+
+// Total error of a quantized MatMul against the true product is dominated by
+// the weight format; activation quantization adds < 1% relative RMS (8-bit
+// rounding of Gaussian activations: step amax / 127 ~ 3.5 sigma / 127, error
+// ~ step / sqrt(12) ~ 0.8% of sigma per element, averaging down in the dot).
+TEST(MatMulTest, ActivationQuantizationErrorIsSmall) {
+  const int64_t rows = 32, batch = 4;
+  ThreadPool pool(2);
+  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    const int64_t cols = 1024;
+    const Weights w(type, rows, cols, 3);
+    const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 4);
+    std::vector<float> y(batch * rows), exact(batch * rows);
+    MatMul(w.view, x.data(), cols, batch, y.data(), rows, pool);
+    MatMulDequantReference(w.view, x.data(), cols, batch, exact.data(), rows);
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      err += (double(y[i]) - exact[i]) * (double(y[i]) - exact[i]);
+      norm += double(exact[i]) * exact[i];
+    }
+    EXPECT_LT(std::sqrt(err / norm), 0.01) << GetDTypeInfo(type).name;
+  }
+}
+
+// Activations whose scaled values x * 127 / amax fall exactly on .5 ties (amax
+// = 127, so the scale is 1): every target's SIMD activation quantizer must round
+// them to even like the scalar reference, or the bit-exact comparison fails.
+TEST(MatMulTest, ActivationTiesMatchReference) {
+  ThreadPool pool(1);
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+    const int64_t cols = 512;
+    const Weights w(type, 7, cols, 8);
+    std::vector<float> x(cols);
+    for (int64_t c = 0; c < cols; ++c) x[c] = (c % 32 == 0) ? 127.0f : static_cast<float>(c % 17) - 8.5f;
+    std::vector<float> ref(7), y(7);
+    MatMulReference(w.view, x.data(), cols, 1, ref.data(), 7);
+    ForEachTarget([&] {
+      MatMul(w.view, x.data(), cols, 1, y.data(), 7, pool);
+      ASSERT_TRUE(test::BitEqual(y.data(), ref.data(), 7)) << GetDTypeInfo(type).name;
+    });
+  }
+}
+
+TEST(MatMulTest, GetRowDequantizes) {
+  for (DType type : kAllTypes) {
+    const int64_t cols = ColsFor(type);
+    const Weights w(type, 5, cols, 2, /*pad=*/7);
+    std::vector<float> got(cols), want(cols);
+    GetRow(w.view, 3, got.data());
+    DequantizeRow(type, w.view.Row(3), cols, want.data());
+    EXPECT_TRUE(test::BitEqual(got.data(), want.data(), cols)) << GetDTypeInfo(type).name;
+  }
+}
+
+TEST(MatMulTest, ZeroActivationsGiveZero) {
+  ThreadPool pool(2);
+  for (DType type : kAllTypes) {
+    const int64_t cols = ColsFor(type);
+    const Weights w(type, 9, cols, 2);
+    std::vector<float> x(2 * cols, 0.0f), y(2 * 9, 1.0f);
+    ForEachTarget([&] {
+      MatMul(w.view, x.data(), cols, 2, y.data(), 9, pool);
+      for (float v : y) ASSERT_EQ(v, 0.0f) << GetDTypeInfo(type).name;
+    });
+  }
+}
+
+}  // namespace
+}  // namespace cairn::kernels
