@@ -284,6 +284,7 @@ def save_hf(model, mtp, out_dir, dtype=torch.bfloat16, extra_cfg=None):
     if mtp is not None:
         sd.update({k: v.detach().to(dtype).contiguous() for k, v in mtp_state_dict(mtp).items()})
     save_file(sd, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+    os.chmod(os.path.join(out_dir, "model.safetensors"), 0o644)
     cfg = model.config.to_dict()
     cfg["architectures"] = [type(model).__name__]
     cfg["dtype"] = str(dtype).replace("torch.", "")

@@ -1,0 +1,190 @@
+#include "spec/cap_controller.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "model/verify_capture.h"
+
+namespace cairn::spec {
+
+double VerifyCostCurve::At(int width) const {
+  if (seconds.empty()) return 1.0;
+  if (width <= 1) return seconds[0];
+  if (width <= max_width()) return seconds[static_cast<size_t>(width - 1)];
+  if (max_width() == 1) return seconds[0] * width;
+  const double slope = seconds.back() - seconds[seconds.size() - 2];
+  return seconds.back() + std::max(0.0, slope) * (width - max_width());
+}
+
+VerifyCostCurve MeasureVerifyCost(const model::Model& model, ThreadPool& pool, int max_width, int depth,
+                                  int iterations) {
+  VerifyCostCurve curve;
+  auto state = model.NewState();
+  // A fixed pseudo-random context of `depth` tokens.
+  std::vector<int32_t> context(static_cast<size_t>(depth));
+  for (int i = 0; i < depth; ++i) context[i] = static_cast<int32_t>((i * 7919 + 13) % model.n_vocab());
+  model::ForwardResult result;
+  model::ForwardRequest prefill;
+  prefill.tokens = context;
+  model.Forward(*state, prefill, &result, pool);
+  const model::StateSnapshot snapshot = state->Snapshot();
+  model::VerifyCapture capture;
+  std::vector<int32_t> block(static_cast<size_t>(max_width));
+  for (int i = 0; i < max_width; ++i) block[i] = static_cast<int32_t>((i * 104729 + 7) % model.n_vocab());
+  for (int w = 1; w <= max_width; ++w) {
+    std::vector<double> times;
+    for (int it = 0; it < iterations + 1; ++it) {  // the first run warms up
+      state->Restore(snapshot);
+      model::ForwardRequest req;
+      req.tokens = std::span<const int32_t>(block.data(), static_cast<size_t>(w));
+      req.all_logits = true;
+      req.verify = w > 1 ? &capture : nullptr;
+      Stopwatch watch;
+      model.Forward(*state, req, &result, pool);
+      if (w > 1) model.RollbackVerify(*state, capture, 1, pool);
+      if (it > 0) times.push_back(watch.Seconds());
+    }
+    std::sort(times.begin(), times.end());
+    curve.seconds.push_back(times[times.size() / 2]);
+  }
+  return curve;
+}
+
+namespace {
+
+std::filesystem::path CacheFile() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::filesystem::path(xdg) / "cairn" / "spec-calibration.json";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::filesystem::path(home) / ".cache" / "cairn" / "spec-calibration.json";
+  }
+  return {};
+}
+
+std::string CacheKey(const std::string& path, int threads) {
+  struct stat st {};
+  std::string abs = path;
+  std::error_code ec;
+  const auto canonical = std::filesystem::canonical(path, ec);
+  if (!ec) abs = canonical.string();
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return fmt::format("v1|{}|{}|{}|w16|t{}", abs, static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtime), threads);
+}
+
+std::mutex& CacheMutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::map<std::string, VerifyCostCurve>& MemoryCache() {
+  static std::map<std::string, VerifyCostCurve> cache;
+  return cache;
+}
+
+}  // namespace
+
+VerifyCostCurve CalibratedVerifyCost(const model::Model& model, const std::string& model_path, ThreadPool& pool,
+                                     bool use_disk) {
+  const std::string key = CacheKey(model_path, pool.num_threads());
+  if (key.empty()) return MeasureVerifyCost(model, pool);
+  std::lock_guard<std::mutex> lock(CacheMutex());
+  if (auto it = MemoryCache().find(key); it != MemoryCache().end()) return it->second;
+  const std::filesystem::path file = use_disk ? CacheFile() : std::filesystem::path();
+  nlohmann::json doc = nlohmann::json::object();
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (in) {
+      try {
+        doc = nlohmann::json::parse(in);
+        if (doc.contains(key)) {
+          VerifyCostCurve curve;
+          curve.seconds = doc[key].at("seconds").get<std::vector<double>>();
+          if (!curve.empty()) {
+            MemoryCache()[key] = curve;
+            return curve;
+          }
+        }
+      } catch (const std::exception& e) {
+        LogWarn("ignoring unreadable calibration cache {}: {}", file.string(), e.what());
+        doc = nlohmann::json::object();
+      }
+    }
+  }
+  VerifyCostCurve curve = MeasureVerifyCost(model, pool);
+  MemoryCache()[key] = curve;
+  if (!file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    doc[key] = {{"seconds", curve.seconds}};
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    std::ofstream out(tmp);
+    out << doc.dump(1) << "\n";
+    out.close();
+    if (out) std::filesystem::rename(tmp, file, ec);
+  }
+  return curve;
+}
+
+double ExpectedCommitted(double a, int cap) {
+  if (a >= 1.0) return cap + 1.0;
+  if (a <= 0.0) return 1.0;
+  return (1.0 - std::pow(a, cap + 1)) / (1.0 - a);
+}
+
+double ModelledRate(const VerifyCostCurve& curve, double a, double draft_cost, int cap) {
+  return ExpectedCommitted(a, cap) / (curve.At(cap + 1) + cap * draft_cost);
+}
+
+int BestCap(const VerifyCostCurve& curve, double a, double draft_cost, int max_cap) {
+  int best = 0;
+  double best_rate = ModelledRate(curve, a, draft_cost, 0);
+  for (int k = 1; k <= max_cap; ++k) {
+    const double r = ModelledRate(curve, a, draft_cost, k);
+    if (r > best_rate * 1.03) {  // 3% hysteresis against noise in the curve
+      best = k;
+      best_rate = r;
+    }
+  }
+  return best;
+}
+
+CapController::CapController(VerifyCostCurve curve, CapControllerOptions options)
+    : curve_(std::move(curve)), options_(options), acceptance_(options.prior_acceptance) {
+  cap_ = options_.fixed_cap >= 0 ? options_.fixed_cap
+                                 : BestCap(curve_, acceptance_, options_.draft_cost, options_.max_cap);
+}
+
+int CapController::NextCap() {
+  if (options_.fixed_cap >= 0) return options_.fixed_cap;
+  if (cap_ == 0 && ++parked_rounds_ % kProbeEvery == 0) return std::min(2, options_.max_cap);
+  return cap_;
+}
+
+void CapController::Observe(int drafted, int accepted) {
+  if (drafted <= 0) return;
+  for (int i = 0; i < accepted; ++i) acceptance_ += options_.alpha * (1.0 - acceptance_);
+  if (accepted < drafted) acceptance_ += options_.alpha * (0.0 - acceptance_);
+  if (options_.fixed_cap >= 0) return;
+  ++rounds_;
+  if (cap_ == 0 || rounds_ % kRepickRounds == 0) {
+    cap_ = BestCap(curve_, acceptance_, options_.draft_cost, options_.max_cap);
+    if (cap_ > 0) parked_rounds_ = 0;
+  }
+}
+
+}  // namespace cairn::spec

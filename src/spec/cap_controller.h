@@ -1,0 +1,90 @@
+// Draft cap selection (mlx-dspark-spec.md §4.7, simplified).
+//
+// Cost model. With per-token acceptance a (each draft accepted independently
+// with probability a, until the first rejection) a round with cap k commits
+//   E[committed](a, k) = 1 + a + ... + a^k = (1 - a^{k+1}) / (1 - a)
+// tokens and takes verify(k + 1) + k * draft_cost seconds, so the rate is
+//   rate(k) = E[committed](a, k) / (verify(k + 1) + k * draft_cost);
+// cap 0 is plain decoding at 1 / verify(1). verify(w) is measured once per
+// model on this machine (MeasureVerifyCost) and cached in memory and on disk.
+//
+// Live adaptation (CapController): a is an EMA over per-position Bernoulli
+// observations (a round with d drafts and j accepted gives j successes and,
+// when j < d, one failure; a fully accepted round is censored after its last
+// success). The cap is re-picked every kRepickRounds rounds. When the best cap
+// is 0 (speculation slower than plain decoding) the controller parks at 0 and
+// runs a cap-2 probe every kProbeEvery rounds so it can come back.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/model.h"
+
+namespace cairn::spec {
+
+// Seconds of one target forward by width (rows), measured at a small depth.
+struct VerifyCostCurve {
+  std::vector<double> seconds;  // seconds[w - 1] for width w = 1..max_width()
+  int max_width() const { return static_cast<int>(seconds.size()); }
+  // Linear extrapolation past max_width from the last two points.
+  double At(int width) const;
+  bool empty() const { return seconds.empty(); }
+};
+
+// Times Forward over widths 1..max_width (all_logits, as a verify runs it) at
+// a context of `depth` tokens; median of `iterations` runs per width.
+VerifyCostCurve MeasureVerifyCost(const model::Model& model, ThreadPool& pool, int max_width = 16, int depth = 32,
+                                  int iterations = 3);
+
+// MeasureVerifyCost, cached per process and in
+// $XDG_CACHE_HOME/cairn/spec-calibration.json (else ~/.cache/cairn/...),
+// keyed by model path, file size, mtime, width and thread count. `use_disk`
+// false skips the file (tests).
+VerifyCostCurve CalibratedVerifyCost(const model::Model& model, const std::string& model_path, ThreadPool& pool,
+                                     bool use_disk = true);
+
+// (1 - a^{k+1}) / (1 - a); k + 1 when a == 1.
+double ExpectedCommitted(double acceptance, int cap);
+
+// The cap in [0, max_cap] that maximises the modelled rate; 0 = plain decoding.
+// draft_cost: seconds per drafted token (0 for lookup).
+int BestCap(const VerifyCostCurve& curve, double acceptance, double draft_cost, int max_cap);
+double ModelledRate(const VerifyCostCurve& curve, double acceptance, double draft_cost, int cap);
+
+struct CapControllerOptions {
+  int max_cap = 16;
+  double prior_acceptance = 0.6;
+  double alpha = 0.05;        // EMA weight of one Bernoulli observation
+  double draft_cost = 0.0;    // seconds per drafted token
+  int fixed_cap = -1;         // >= 0: always this cap (no adaptation)
+};
+
+class CapController {
+ public:
+  static constexpr int kRepickRounds = 4;
+  static constexpr int kProbeEvery = 8;
+
+  CapController(VerifyCostCurve curve, CapControllerOptions options);
+
+  // Cap for the next round.
+  int NextCap();
+  // Outcome of a round that verified `drafted` drafts and accepted `accepted`.
+  void Observe(int drafted, int accepted);
+
+  double acceptance() const { return acceptance_; }
+  int current_cap() const { return cap_; }
+  const VerifyCostCurve& curve() const { return curve_; }
+
+ private:
+  VerifyCostCurve curve_;
+  CapControllerOptions options_;
+  double acceptance_;
+  int cap_ = 0;
+  int rounds_ = 0;
+  int parked_rounds_ = 0;
+};
+
+}  // namespace cairn::spec

@@ -1,0 +1,90 @@
+#include "spec/draft_model_drafter.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/timer.h"
+
+namespace cairn::spec {
+
+DraftModelDrafter::DraftModelDrafter(const model::Model& draft, int32_t target_vocab, ThreadPool& pool,
+                                     const DraftSampling& sampling)
+    : draft_(draft), pool_(pool), state_(draft.NewState()), picker_(sampling, draft.n_vocab()) {
+  if (draft.n_vocab() != target_vocab) {
+    Fail("draft model vocabulary ({}) differs from the target's ({})", draft.n_vocab(), target_vocab);
+  }
+}
+
+void DraftModelDrafter::Begin(std::span<const int32_t> fed, std::span<const float>, int32_t pending) {
+  state_->Reset();
+  base_ = 0;
+  backlog_.assign(fed.begin(), fed.end());
+  backlog_.push_back(pending);
+  proposed_.clear();
+  fed_speculative_ = 0;
+}
+
+void DraftModelDrafter::Propose(int max_k, std::vector<sampling::DraftToken>* drafts) {
+  drafts->clear();
+  proposed_.clear();
+  fed_speculative_ = 0;
+  if (max_k <= 0) return;
+  Stopwatch watch;
+  picker_.NewProposal();
+  // Committed backlog in one pass; its last row scores the token after pending.
+  model::ForwardRequest req;
+  req.tokens = backlog_;
+  draft_.Forward(*state_, req, &result_, pool_);
+  base_ += static_cast<int64_t>(backlog_.size());
+  backlog_.clear();
+  if (draft_.config().is_hybrid()) {
+    recurrent_save_.Resize(state_->recurrent_floats());
+    std::memcpy(recurrent_save_.data(), state_->recurrent(), state_->recurrent_floats() * sizeof(float));
+  }
+  const int64_t V = draft_.n_vocab();
+  for (int i = 0; i < max_k; ++i) {
+    if (i > 0) {
+      // Speculative row: feed the previous draft.
+      const int32_t prev = proposed_.back();
+      req.tokens = std::span<const int32_t>(&prev, 1);
+      draft_.Forward(*state_, req, &result_, pool_);
+      ++fed_speculative_;
+    }
+    const sampling::DraftToken d = picker_.Pick(std::span<const float>(result_.logits.data(), V));
+    drafts->push_back(d);
+    proposed_.push_back(d.token);
+  }
+  draft_seconds_ += watch.Seconds();
+}
+
+void DraftModelDrafter::Accept(std::span<const int32_t> newly_fed, std::span<const float>, int32_t next_pending) {
+  if (newly_fed.empty()) Fail("DraftModelDrafter::Accept: no fed tokens");
+  const int64_t accepted = static_cast<int64_t>(newly_fed.size()) - 1;
+  if (accepted > static_cast<int64_t>(proposed_.size())) Fail("DraftModelDrafter::Accept: more accepted than proposed");
+  if (proposed_.empty()) {
+    // No proposal this round: only the pending token was verified.
+    if (accepted != 0) Fail("DraftModelDrafter::Accept: drafts accepted without a proposal");
+    backlog_.push_back(next_pending);
+    return;
+  }
+  // The state holds base_ committed tokens (through the old pending) plus
+  // fed_speculative_ draft rows d_1..d_{fed_speculative_}.
+  if (!draft_.config().is_hybrid()) {
+    const int64_t keep = std::min(accepted, fed_speculative_);
+    state_->Truncate(base_ + keep);
+    base_ += keep;
+    for (int64_t i = keep; i < accepted; ++i) backlog_.push_back(proposed_[static_cast<size_t>(i)]);
+  } else {
+    if (fed_speculative_ > 0) {
+      std::memcpy(state_->recurrent(), recurrent_save_.data(), state_->recurrent_floats() * sizeof(float));
+      state_->RewindKv(base_);
+    }
+    for (int64_t i = 0; i < accepted; ++i) backlog_.push_back(proposed_[static_cast<size_t>(i)]);
+  }
+  backlog_.push_back(next_pending);
+  proposed_.clear();
+  fed_speculative_ = 0;
+}
+
+}  // namespace cairn::spec

@@ -1,0 +1,59 @@
+// Drafting with a separate small model that shares the target's vocabulary
+// (Leviathan et al.; hybrid-architectures.md §3.2).
+//
+// The draft model keeps its own SequenceState. Invariant between rounds: the
+// state holds a prefix of the committed history (base_ tokens); backlog_
+// holds the committed tokens after it, ending with the pending token.
+// Propose feeds the backlog in one pass (its last row gives d_1), then feeds
+// d_1..d_{k-1} one at a time (speculative rows). Accept rolls the speculative
+// rows back:
+//   dense draft model:  truncate the KV to base_ + accepted drafts that were fed;
+//   hybrid draft model: restore the recurrent state copied before the first
+//                       speculative row, rewind the KV to base_, and re-feed
+//                       the accepted drafts with the next backlog.
+// Both leave exactly the state of a pass over committed tokens only (forward
+// passes are chunking-independent), so the next proposal equals a fresh
+// drafter's.
+#pragma once
+
+#include <memory>
+
+#include "core/aligned_buffer.h"
+#include "core/thread_pool.h"
+#include "model/model.h"
+#include "spec/drafter.h"
+#include "spec/model_draft_picker.h"
+
+namespace cairn::spec {
+
+class DraftModelDrafter : public Drafter {
+ public:
+  // `draft` and `pool` must outlive the drafter. Throws cairn::Error when the
+  // vocabularies differ in size.
+  DraftModelDrafter(const model::Model& draft, int32_t target_vocab, ThreadPool& pool,
+                    const DraftSampling& sampling = {});
+
+  std::string name() const override { return "draft"; }
+  void Begin(std::span<const int32_t> fed, std::span<const float> fed_hidden, int32_t pending) override;
+  void Propose(int max_k, std::vector<sampling::DraftToken>* drafts) override;
+  void Accept(std::span<const int32_t> newly_fed, std::span<const float> newly_fed_hidden,
+              int32_t next_pending) override;
+
+  const model::SequenceState& state() const { return *state_; }
+  double draft_seconds() const { return draft_seconds_; }  // time spent in Propose
+
+ private:
+  const model::Model& draft_;
+  ThreadPool& pool_;
+  std::unique_ptr<model::SequenceState> state_;
+  ModelDraftPicker picker_;
+  std::vector<int32_t> backlog_;        // committed, not yet in state_; ends with pending
+  int64_t base_ = 0;                    // committed tokens in state_
+  std::vector<int32_t> proposed_;       // last proposal
+  int64_t fed_speculative_ = 0;         // proposal rows fed into state_ (d_1..d_{k-1})
+  AlignedBuffer<float> recurrent_save_; // hybrid: recurrent state at base_ (after the backlog)
+  model::ForwardResult result_;
+  double draft_seconds_ = 0.0;
+};
+
+}  // namespace cairn::spec
