@@ -12,9 +12,11 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 
-namespace {
+// External linkage so the reads that feed it are not optimised away.
+extern uint64_t g_gguf_fuzz_sink;
+uint64_t g_gguf_fuzz_sink = 0;
 
-volatile uint64_t g_sink = 0;
+namespace {
 
 template <typename Fn>
 void Try(Fn&& fn) {
@@ -26,25 +28,25 @@ void Try(Fn&& fn) {
 
 void TouchValue(const cairn::gguf::Value& v, int depth) {
   using cairn::gguf::ValueType;
-  g_sink += static_cast<uint32_t>(v.type()) + v.is_array() + cairn::gguf::ValueTypeName(v.type()).size();
-  Try([&] { g_sink += v.AsU64(); });
-  Try([&] { g_sink += static_cast<uint64_t>(v.AsI64()); });
-  Try([&] { g_sink += static_cast<uint64_t>(v.AsF64() != 0); });
-  Try([&] { g_sink += v.AsBool(); });
-  Try([&] { g_sink += v.AsString().size(); });
-  Try([&] { g_sink += v.size(); });
+  g_gguf_fuzz_sink += static_cast<uint32_t>(v.type()) + v.is_array() + cairn::gguf::ValueTypeName(v.type()).size();
+  Try([&] { g_gguf_fuzz_sink += v.AsU64(); });
+  Try([&] { g_gguf_fuzz_sink += static_cast<uint64_t>(v.AsI64()); });
+  Try([&] { g_gguf_fuzz_sink += static_cast<uint64_t>(v.AsF64() != 0); });
+  Try([&] { g_gguf_fuzz_sink += v.AsBool(); });
+  Try([&] { g_gguf_fuzz_sink += v.AsString().size(); });
+  Try([&] { g_gguf_fuzz_sink += v.size(); });
   Try([&] {
-    for (const auto& s : v.AsStrings()) g_sink += s.size() ? static_cast<uint8_t>(s.back()) : 0;
+    for (const auto& s : v.AsStrings()) g_gguf_fuzz_sink += s.size() ? static_cast<uint8_t>(s.back()) : 0;
   });
-  Try([&] { g_sink += v.AsI64s().size(); });
-  Try([&] { g_sink += v.AsF32s().size(); });
-  Try([&] { g_sink += v.AsF64s().size(); });
-  Try([&] { g_sink += v.AsBools().size(); });
+  Try([&] { g_gguf_fuzz_sink += v.AsI64s().size(); });
+  Try([&] { g_gguf_fuzz_sink += v.AsF32s().size(); });
+  Try([&] { g_gguf_fuzz_sink += v.AsF64s().size(); });
+  Try([&] { g_gguf_fuzz_sink += v.AsBools().size(); });
   Try([&] {
     for (const auto& e : v.AsArray()) TouchValue(e, depth + 1);
   });
-  if (v.is_array()) g_sink += static_cast<uint32_t>(v.array_type());
-  g_sink += v == v;
+  if (v.is_array()) g_gguf_fuzz_sink += static_cast<uint32_t>(v.array_type());
+  g_gguf_fuzz_sink += v == v;
 }
 
 }  // namespace
@@ -56,21 +58,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const cairn::Error&) {
     return 0;
   }
-  g_sink += file->version() + file->alignment() + file->file_size() + file->data_offset() + file->path().size();
-  Try([&] { g_sink += file->architecture().size(); });
+  g_gguf_fuzz_sink += file->version() + file->alignment() + file->file_size() + file->data_offset() + file->path().size();
+  Try([&] { g_gguf_fuzz_sink += file->architecture().size(); });
   cairn::gguf::GgufWriter rewrite;
   for (const auto& [key, value] : file->metadata()) {
     TouchValue(value, 0);
     const cairn::gguf::Value* found = file->Find(key);
     if (found != &value) __builtin_trap();  // the index must find every key
-    g_sink += &file->Get(key) == &value;
-    Try([&] { g_sink += file->GetString(key).size(); });
-    Try([&] { g_sink += file->GetU64(key); });
-    Try([&] { g_sink += static_cast<uint64_t>(file->GetF64(key) != 0); });
-    Try([&] { g_sink += file->GetString(key, "x").size(); });
-    Try([&] { g_sink += file->GetU64(key, 1); });
-    Try([&] { g_sink += static_cast<uint64_t>(file->GetF64(key, 1) != 0); });
-    Try([&] { g_sink += file->GetBool(key, false); });
+    g_gguf_fuzz_sink += &file->Get(key) == &value;
+    Try([&] { g_gguf_fuzz_sink += file->GetString(key).size(); });
+    Try([&] { g_gguf_fuzz_sink += file->GetU64(key); });
+    Try([&] { g_gguf_fuzz_sink += static_cast<uint64_t>(file->GetF64(key) != 0); });
+    Try([&] { g_gguf_fuzz_sink += file->GetString(key, "x").size(); });
+    Try([&] { g_gguf_fuzz_sink += file->GetU64(key, 1); });
+    Try([&] { g_gguf_fuzz_sink += static_cast<uint64_t>(file->GetF64(key, 1) != 0); });
+    Try([&] { g_gguf_fuzz_sink += file->GetBool(key, false); });
     try {
       rewrite.Set(key, value);
     } catch (const cairn::Error&) {
@@ -80,9 +82,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Try([&] { file->Get("\x01no such key"); });
   for (const auto& t : file->tensors()) {
     if (file->FindTensor(t.name) != &t) __builtin_trap();
-    g_sink += t.shape.size() + static_cast<uint64_t>(t.elements()) + static_cast<uint64_t>(t.rows()) + t.offset;
-    g_sink += cairn::GetDTypeInfo(t.type).block_bytes;
-    if (t.bytes != 0) g_sink += t.data[0] + t.data[t.bytes - 1];  // ASan checks the bounds
+    g_gguf_fuzz_sink += t.shape.size() + static_cast<uint64_t>(t.elements()) + static_cast<uint64_t>(t.rows()) + t.offset;
+    g_gguf_fuzz_sink += cairn::GetDTypeInfo(t.type).block_bytes;
+    if (t.bytes != 0) g_gguf_fuzz_sink += t.data[0] + t.data[t.bytes - 1];  // ASan checks the bounds
     try {
       rewrite.AddTensor(t.name, t.shape, t.type, std::span<const uint8_t>(t.data, t.bytes));
     } catch (const cairn::Error&) {

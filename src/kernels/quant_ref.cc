@@ -93,14 +93,15 @@ void QuantizeRow(DType type, const float* src, int64_t n, void* dst) {
     case DType::kF32:
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
       return;
+    // Rows of 16-bit types may start at odd addresses (any row stride): memcpy.
     case DType::kF16: {
-      auto* h = static_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < n; ++i) h[i] = F32ToF16(src[i]);
+      auto* h = static_cast<uint8_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) StoreHalfBits(F32ToF16(src[i]), h + 2 * i);
       return;
     }
     case DType::kBF16: {
-      auto* h = static_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < n; ++i) h[i] = F32ToBf16(src[i]);
+      auto* h = static_cast<uint8_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) StoreHalfBits(F32ToBf16(src[i]), h + 2 * i);
       return;
     }
     case DType::kQ8_0: return QuantizeRowQ8_0(src, n, dst);
@@ -120,13 +121,13 @@ void DequantizeRow(DType type, const void* src, int64_t n, float* dst) {
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
       return;
     case DType::kF16: {
-      const auto* h = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = F16ToF32(h[i]);
+      const auto* h = static_cast<const uint8_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = F16ToF32(LoadHalfBits(h + 2 * i));
       return;
     }
     case DType::kBF16: {
-      const auto* h = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToF32(h[i]);
+      const auto* h = static_cast<const uint8_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToF32(LoadHalfBits(h + 2 * i));
       return;
     }
     case DType::kQ8_0: return DequantizeRowQ8_0(src, n, dst);

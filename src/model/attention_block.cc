@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/profiler.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/kv_write.h"
@@ -51,22 +52,26 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
   Project(c, w.attn.wk, h, n, k);
   Project(c, w.attn.wv, h, n, v);
 
-  if (cfg.qk_norm) {
-    kernels::RmsNormHeads(q, n, cfg.n_head, hd, q_rows, q_head_stride, w.attn.q_norm, cfg.rms_eps);
-    kernels::RmsNormHeads(k, n, cfg.n_head_kv, hd, kv_rows, hd, w.attn.k_norm, cfg.rms_eps);
+  {
+    prof::Scope scope(prof::kNormRopeAct);
+    if (cfg.qk_norm) {
+      kernels::RmsNormHeads(q, n, cfg.n_head, hd, q_rows, q_head_stride, w.attn.q_norm, cfg.rms_eps);
+      kernels::RmsNormHeads(k, n, cfg.n_head_kv, hd, kv_rows, hd, w.attn.k_norm, cfg.rms_eps);
+    }
+    if (cfg.rope_style == RopeStyle::kNorm) {
+      std::vector<float> tmp(static_cast<size_t>(hd));
+      DeinterleaveHeads(q, n, cfg.n_head, hd, q_rows, tmp.data());
+      DeinterleaveHeads(k, n, cfg.n_head_kv, hd, kv_rows, tmp.data());
+    }
+    kernels::ApplyRope(*c.rope, q, n, cfg.n_head, q_rows, q_head_stride);
+    kernels::ApplyRope(*c.rope, k, n, cfg.n_head_kv, kv_rows, hd);
   }
-  if (cfg.rope_style == RopeStyle::kNorm) {
-    std::vector<float> tmp(static_cast<size_t>(hd));
-    DeinterleaveHeads(q, n, cfg.n_head, hd, q_rows, tmp.data());
-    DeinterleaveHeads(k, n, cfg.n_head_kv, hd, kv_rows, tmp.data());
-  }
-  kernels::ApplyRope(*c.rope, q, n, cfg.n_head, q_rows, q_head_stride);
-  kernels::ApplyRope(*c.rope, k, n, cfg.n_head_kv, kv_rows, hd);
 
   // Append this chunk's K/V, then attend over positions [0, p0 + n).
   const KvLayout& layout = st.kv_layout();
   const int B = layout.block_tokens;
   for (int64_t i = 0; i < n; ++i) {
+    prof::Scope scope(prof::kOther);  // KV append
     const int64_t pos = c.p0 + i;
     KvBlock& block = st.WritableBlock(pos / B);
     kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, k + i * kv_rows, block.Slab(attn_layer, 0),
@@ -96,9 +101,13 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
   params.scale = 1.0f / std::sqrt(static_cast<float>(hd));
   params.q_row_stride = q_rows;
   params.q_head_stride = q_head_stride;
-  kernels::Attention(params, q, n, c.p0, kv, attn, *c.pool);
+  {
+    prof::Scope scope(prof::kAttention);
+    kernels::Attention(params, q, n, c.p0, kv, attn, *c.pool);
+  }
 
   if (gated) {
+    prof::Scope scope(prof::kNormRopeAct);
     for (int64_t r = 0; r < n; ++r) {
       for (int head = 0; head < cfg.n_head; ++head) {
         const float* gate = q + r * q_rows + head * q_head_stride + hd;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/profiler.h"
 #include "kernels/activation.h"
 #include "kernels/conv1d.h"
 #include "kernels/gated_delta.h"
@@ -50,20 +51,26 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
     std::memcpy(verify->conv_inputs[rec_layer].data() + verify_offset * conv_dim, conv_in, n * conv_dim * sizeof(float));
   }
 
-  kernels::CausalConv1d(conv_in, conv_dim, n, conv_dim, cfg.ssm_conv_kernel, g.conv, st.ConvState(rec_layer),
-                       /*apply_silu=*/true, qkv, conv_dim);
-  kernels::L2NormHeads(qkv, n, hk, d, conv_dim, d, 1e-6f);
-  kernels::L2NormHeads(qkv + key_dim, n, hk, d, conv_dim, d, 1e-6f);
-  // g = ssm_a * softplus(a + dt_bias) with ssm_a = -exp(A_log) as stored in
-  // the GGUF (llama.cpp's formula); beta = sigmoid(b).
-  for (int64_t t = 0; t < n; ++t) {
-    for (int head = 0; head < hv; ++head) a[t * hv + head] += g.dt_bias[head];
+  {
+    prof::Scope scope(prof::kConv);
+    kernels::CausalConv1d(conv_in, conv_dim, n, conv_dim, cfg.ssm_conv_kernel, g.conv, st.ConvState(rec_layer),
+                         /*apply_silu=*/true, qkv, conv_dim);
   }
-  kernels::Softplus(a, decay, n * hv);
-  for (int64_t t = 0; t < n; ++t) {
-    for (int head = 0; head < hv; ++head) decay[t * hv + head] *= g.a[head];
+  {
+    prof::Scope scope(prof::kNormRopeAct);
+    kernels::L2NormHeads(qkv, n, hk, d, conv_dim, d, 1e-6f);
+    kernels::L2NormHeads(qkv + key_dim, n, hk, d, conv_dim, d, 1e-6f);
+    // g = ssm_a * softplus(a + dt_bias) with ssm_a = -exp(A_log) as stored in
+    // the GGUF (llama.cpp's formula); beta = sigmoid(b).
+    for (int64_t t = 0; t < n; ++t) {
+      for (int head = 0; head < hv; ++head) a[t * hv + head] += g.dt_bias[head];
+    }
+    kernels::Softplus(a, decay, n * hv);
+    for (int64_t t = 0; t < n; ++t) {
+      for (int head = 0; head < hv; ++head) decay[t * hv + head] *= g.a[head];
+    }
+    kernels::Sigmoid(b, beta, n * hv);
   }
-  kernels::Sigmoid(b, beta, n * hv);
 
   kernels::GatedDeltaShape shape;
   kernels::GatedDeltaInputs in;
@@ -77,10 +84,16 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
       std::memcpy(saved + t * 2 * hv + hv, beta + t * hv, hv * sizeof(float));
     }
   }
-  kernels::GatedDeltaRecurrent(shape, in, n, st.SsmState(rec_layer), core, inner, *c.pool);
+  {
+    prof::Scope scope(prof::kRecurrence);
+    kernels::GatedDeltaRecurrent(shape, in, n, st.SsmState(rec_layer), core, inner, *c.pool);
+  }
 
   // Gated RMSNorm per (token, value head), then the output projection.
-  kernels::RmsNormGated(core, z, g.norm, cfg.rms_eps, n * hv, d, core);
+  {
+    prof::Scope scope(prof::kNormRopeAct);
+    kernels::RmsNormGated(core, z, g.norm, cfg.rms_eps, n * hv, d, core);
+  }
   Project(c, g.w_out, core, n, out);
 }
 

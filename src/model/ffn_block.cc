@@ -1,10 +1,12 @@
 // SwiGLU feed-forward block: down(silu(gate(h)) * up(h)).
+#include "core/profiler.h"
 #include "kernels/activation.h"
 #include "model/layers.h"
 
 namespace cairn::model {
 
 void Project(const ForwardChunk& c, const kernels::MatrixView& w, const float* x, int64_t n, float* y) {
+  prof::Scope scope(prof::kMatMul);
   kernels::MatMul(w, x, w.cols, n, y, w.rows, *c.pool);
 }
 
@@ -15,7 +17,10 @@ void FfnBlock(const ForwardChunk& c, const FfnWeights& w, const float* h, float*
   float* up = c.state->Scratch(kScratchFfnUp, n * ff);
   Project(c, w.gate, h, n, gate);
   Project(c, w.up, h, n, up);
-  kernels::SwiGlu(gate, up, gate, n * ff);
+  {
+    prof::Scope scope(prof::kNormRopeAct);
+    kernels::SwiGlu(gate, up, gate, n * ff);
+  }
   Project(c, w.down, gate, n, out);
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/profiler.h"
 #include "gguf/gguf_file.h"
 #include "kernels/matmul.h"
 #include "kernels/norm.h"
@@ -75,24 +76,36 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
     ForwardChunk c{&cfg, &weights_, &st, &pool, p0, n, &rope, req.verify};
     positions.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) positions[i] = p0 + i;
-    rope.Compute(positions.data(), n);
+    {
+      prof::Scope scope(prof::kNormRopeAct);
+      rope.Compute(positions.data(), n);
+    }
     st.ReserveTokens(end);
 
     float* x = st.Scratch(kScratchX, n * E);
     float* h = st.Scratch(kScratchH, n * E);
     float* out = st.Scratch(kScratchOut, n * E);
-    for (int64_t i = 0; i < n; ++i) kernels::GetRow(weights_.token_embd, req.tokens[offset + i], x + i * E);
+    {
+      prof::Scope scope(prof::kEmbedLogits);
+      for (int64_t i = 0; i < n; ++i) kernels::GetRow(weights_.token_embd, req.tokens[offset + i], x + i * E);
+    }
     int attn_layer = 0, rec_layer = 0;
     for (int il = 0; il < cfg.n_layers; ++il) {
       const LayerWeights& w = weights_.layers[il];
-      kernels::RmsNorm(x, E, w.attn_norm, cfg.rms_eps, n, E, h, E);
+      {
+        prof::Scope scope(prof::kNormRopeAct);
+        kernels::RmsNorm(x, E, w.attn_norm, cfg.rms_eps, n, E, h, E);
+      }
       if (w.kind == LayerKind::kGatedDeltaNet) {
         DeltaNetBlock(c, w, rec_layer++, h, out);
       } else {
         AttentionBlock(c, w, attn_layer++, h, out);
       }
       for (int64_t i = 0; i < n * E; ++i) x[i] += out[i];
-      kernels::RmsNorm(x, E, w.ffn_norm, cfg.rms_eps, n, E, h, E);
+      {
+        prof::Scope scope(prof::kNormRopeAct);
+        kernels::RmsNorm(x, E, w.ffn_norm, cfg.rms_eps, n, E, h, E);
+      }
       FfnBlock(c, w.ffn, h, out);
       for (int64_t i = 0; i < n * E; ++i) x[i] += out[i];
     }
@@ -103,6 +116,7 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
     const int64_t first_row = req.all_logits ? 0 : n - 1;
     const int64_t rows = req.all_logits ? n : (last_chunk ? 1 : 0);
     if (rows > 0) {
+      prof::Scope scope(prof::kEmbedLogits);
       float* normed = st.Scratch(kScratchLogits, rows * E);
       kernels::RmsNorm(x + first_row * E, E, weights_.output_norm, cfg.rms_eps, rows, E, normed, E);
       const int64_t row0 = req.all_logits ? offset : 0;

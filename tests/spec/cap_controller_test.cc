@@ -81,7 +81,7 @@ TEST(CapCalibration, MeasuresEveryWidthAndCachesOnDisk) {
   const model::Model& m = test::TinyModel("qwen3");
   const std::string dir = test::TempDir() + "/xdg";
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  const std::string path = test::TempDir() + "/qwen3-1.gguf";
+  const std::string path = (std::filesystem::temp_directory_path() / "cairn-spec-test-models/qwen3-1.gguf").string();
   const VerifyCostCurve a = CalibratedVerifyCost(m, path, test::Pool());
   ASSERT_EQ(a.max_width(), 16);
   for (double s : a.seconds) EXPECT_GT(s, 0.0);

@@ -4,6 +4,7 @@
 // the recurrent buffer bytes are identical.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "model/verify_capture.h"
@@ -61,6 +62,26 @@ TEST_P(RollbackEquivalence, EveryAcceptLengthEqualsAPassOverAcceptedTokens) {
     const std::vector<float> b = NextLogits(m, *plain_state, next);
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "logits differ, j=" << j;
   }
+}
+
+// Precondition of every exactness property: a token's logits do not depend
+// on how the tokens before it were batched (one pass vs token by token).
+TEST_P(RollbackEquivalence, DecodeStepsEqualOneBatchedPass) {
+  const model::Model& m = TinyModel(GetParam());
+  const std::vector<int32_t> prompt = test::Prompt(2, 20);
+  const std::vector<int32_t> tail = {501, 7702, 33};
+  auto batched = m.NewState();
+  std::vector<int32_t> all(prompt);
+  all.insert(all.end(), tail.begin(), tail.end());
+  const PrefillOutput a = Prefill(m, *batched, all, false, Pool());
+  auto stepped = m.NewState();
+  Prefill(m, *stepped, prompt, false, Pool());
+  std::vector<float> b;
+  for (int32_t t : tail) b = NextLogits(m, *stepped, t);
+  ASSERT_EQ(a.last_logits.size(), b.size());
+  float worst = 0.0f;
+  for (size_t i = 0; i < b.size(); ++i) worst = std::max(worst, std::fabs(a.last_logits[i] - b[i]));
+  EXPECT_EQ(worst, 0.0f) << "max |logit difference| between batched and token-by-token passes";
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, RollbackEquivalence, ::testing::Values("llama", "qwen3", "qwen35"));

@@ -53,8 +53,18 @@ inline const model::Model& TinyModel(const std::string& arch, uint64_t seed = 1,
   o.seed = seed;
   o.threads = 2;
   o.tokenizer_dir = cairn::test::SharedDir() + "/testdata/qwen3-tokenizer";
-  const std::string path = TempDir() + "/" + key + ".gguf";
-  if (!std::filesystem::exists(path)) model::WriteRandomModel(o, path);
+  // Shared across test processes (ctest runs each test alone): written once
+  // under a temporary name and renamed; rewritten when older than this binary.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cairn-spec-test-models";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / (key + ".gguf")).string();
+  std::error_code ec;
+  const auto exe_time = std::filesystem::last_write_time("/proc/self/exe", ec);
+  if (!std::filesystem::exists(path) || (!ec && std::filesystem::last_write_time(path) < exe_time)) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    model::WriteRandomModel(o, tmp);
+    std::filesystem::rename(tmp, path);
+  }
   return *(models[key] = model::Model::Load(path));
 }
 

@@ -217,13 +217,13 @@ class Converter {
       TileVHeads(&conv_out, 2 * key_dim, m_.d_v, false);
       out->push_back(std::move(conv_out));
       OutTensor dt = Vector(a + "dt_bias", b + "ssm_dt.bias");
-      dt.ne = {static_cast<int64_t>(dt.data.size()), 1};
+      dt.ne = {1, static_cast<int64_t>(dt.data.size())};  // one row per head
       TileVHeads(&dt, 0, 1, false);
       dt.ne = {static_cast<int64_t>(dt.data.size())};
       out->push_back(std::move(dt));
       OutTensor ssm_a = Vector(a + "A_log", b + "ssm_a");
       for (float& v : ssm_a.data) v = -std::exp(v);
-      ssm_a.ne = {static_cast<int64_t>(ssm_a.data.size()), 1};
+      ssm_a.ne = {1, static_cast<int64_t>(ssm_a.data.size())};  // one row per head
       TileVHeads(&ssm_a, 0, 1, false);
       ssm_a.ne = {static_cast<int64_t>(ssm_a.data.size())};
       out->push_back(std::move(ssm_a));

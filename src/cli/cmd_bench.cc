@@ -1,0 +1,194 @@
+// `cairn bench --model FILE [--prompt-tokens 512,4096] [--depths 0,4096]
+//              [--decode-tokens N] [--threads N] [--profile]`
+// Prefill and decode throughput of a model against this machine's measured
+// read bandwidth (decode ceiling = bandwidth / bytes read per token), with an
+// optional per-category time split. Prints Markdown tables on stdout.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/profiler.h"
+#include "core/thread_pool.h"
+#include "kernels/targets.h"
+#include "model/bench/memory_probe.h"
+#include "model/bench/model_bench.h"
+#include "model/model.h"
+
+namespace cairn::cli {
+namespace {
+
+namespace bench = model::bench;
+
+struct BenchArgs {
+  std::string model_path;
+  std::vector<int64_t> prompt_tokens = {512, 4096};
+  std::vector<int64_t> depths = {0, 4096};
+  int64_t decode_tokens = 32;
+  int64_t chunk_tokens = 256;
+  int threads = 0;
+  bool profile = false;
+  double bandwidth_gb = 1.0;   // GB (1e9 bytes) summed per bandwidth pass
+  int bandwidth_passes = 5;
+  uint64_t seed = 1;
+};
+
+constexpr double kMB = 1e6;
+
+void PrintPhase(const char* what, int64_t tokens) {
+  std::fprintf(stderr, "bench: %s %lld tokens (load %.1f)\n", what, static_cast<long long>(tokens),
+               bench::LoadAverage1());
+}
+
+// One profile column per phase: share of the phase's wall time per category.
+void PrintProfile(const char* title, const std::vector<std::string>& names,
+                  const std::vector<const bench::PhaseTiming*>& phases, size_t layer_matrix_bytes,
+                  size_t head_bytes) {
+  std::printf("\n%s: share of wall time (ms per token in parentheses)\n\n| category |", title);
+  for (const std::string& n : names) std::printf(" %s |", n.c_str());
+  std::printf("\n| --- |");
+  for (size_t i = 0; i < names.size(); ++i) std::printf(" --- |");
+  std::printf("\n");
+  auto row = [&](const char* label, auto seconds_of) {
+    std::printf("| %s |", label);
+    for (const bench::PhaseTiming* p : phases) {
+      const double s = seconds_of(*p);
+      std::printf(" %.1f%% (%.3f) |", 100.0 * s / p->wall_s, 1e3 * s / p->tokens);
+    }
+    std::printf("\n");
+  };
+  for (int c = 0; c < prof::kNumCategories; ++c) {
+    const std::string label(prof::CategoryName(static_cast<prof::Category>(c)));
+    row(label.c_str(), [c](const bench::PhaseTiming& p) { return p.profile[c].seconds; });
+  }
+  row("unscoped (residual adds, glue, argmax)",
+      [](const bench::PhaseTiming& p) { return p.wall_s - prof::TotalSeconds(p.profile); });
+  // Effective read rate of the weight matrices while their kernels ran.
+  std::printf("| layer matmul GB/s (layer weights / matmul time) |");
+  for (const bench::PhaseTiming* p : phases) {
+    const double s = p->profile[prof::kMatMul].seconds;
+    std::printf(" %.1f |", s > 0 ? static_cast<double>(layer_matrix_bytes) * p->tokens / s / 1e9 : 0.0);
+  }
+  std::printf("\n| head GB/s (output matrix / embed+logits time) |");
+  for (const bench::PhaseTiming* p : phases) {
+    const double s = p->profile[prof::kEmbedLogits].seconds;
+    // Prefill computes logits for the last token only.
+    const double heads = names.empty() || title[0] == 'P' ? 1.0 : static_cast<double>(p->tokens);
+    std::printf(" %.1f |", s > 0 ? static_cast<double>(head_bytes) * heads / s / 1e9 : 0.0);
+  }
+  std::printf("\n| parallel kernel calls per token (matmul+attention+gated-delta+logits) |");
+  for (const bench::PhaseTiming* p : phases) {
+    const int64_t calls = p->profile[prof::kMatMul].calls + p->profile[prof::kAttention].calls +
+                          p->profile[prof::kRecurrence].calls + p->profile[prof::kEmbedLogits].calls;
+    std::printf(" %.1f |", static_cast<double>(calls) / p->tokens);
+  }
+  std::printf("\n");
+}
+
+void RunBench(const BenchArgs& args) {
+  const double load_start = bench::LoadAverage1();
+  ThreadPool pool(args.threads > 0 ? args.threads : ThreadPool::DefaultThreadCount());
+  std::unique_ptr<model::Model> m = model::Model::Load(args.model_path);
+  bench::BenchOptions options;
+  options.prompt_tokens = args.prompt_tokens;
+  options.depths = args.depths;
+  options.decode_tokens = args.decode_tokens;
+  options.chunk_tokens = args.chunk_tokens;
+  options.profile = args.profile;
+  options.seed = args.seed;
+  options.on_phase = PrintPhase;
+  const bench::BenchResult result = bench::RunModelBench(*m, options, pool);
+  // Peak RSS before the bandwidth probe, whose buffer would dominate it.
+  const size_t peak_rss = bench::PeakRssBytes();
+  const int64_t nivcsw = bench::InvoluntaryContextSwitches();
+  PrintPhase("bandwidth probe", 0);
+  const double section_us = bench::MeasurePoolSectionMicros(pool, 2000);
+  const bench::BandwidthResult bw =
+      bench::MeasureReadBandwidth(pool, static_cast<size_t>(args.bandwidth_gb * 1e9), args.bandwidth_passes);
+  const double load_end = bench::LoadAverage1();
+
+  const bench::DecodeBytes db = bench::CountDecodeBytes(*m);
+  const size_t layer_matrix_bytes = db.layer_weights;  // small F32 vectors included (< 0.1%)
+  std::printf("## cairn bench: %s\n\n", args.model_path.c_str());
+  std::printf("- model: %s\n", m->config().Describe().c_str());
+  std::printf("- decode bytes/token at depth 0: %.1f MB = layers %.1f + output head %.1f + embed row %.3f + "
+              "recurrent state r/w %.1f; KV %.4f MB per cached token\n",
+              db.Total(0) / kMB, db.layer_weights / kMB, db.output_head / kMB, db.embed_row / kMB,
+              db.recurrent_rw / kMB, db.kv_per_token / kMB);
+  std::printf("- threads: %d, kernels: %s, prefill chunk: %lld tokens, decode steps: %lld\n", pool.num_threads(),
+              kernels::ActiveTargetName().c_str(), static_cast<long long>(args.chunk_tokens),
+              static_cast<long long>(args.decode_tokens));
+  std::printf("- read bandwidth (%.2f GB x %d passes, %d threads): best %.1f GB/s, median %.1f GB/s, "
+              "cpu-normalized %.1f GB/s\n",
+              bw.bytes / 1e9, bw.passes, pool.num_threads(), bw.best_gbps, bw.median_gbps, bw.cpu_gbps);
+  std::printf("- empty pool section (fork-join): %.1f us median\n", section_us);
+  std::printf("- peak RSS: %.1f MB (file weights %.1f MB); involuntary context switches: %lld\n",
+              peak_rss / kMB, m->weights().bytes / kMB, static_cast<long long>(nivcsw));
+  std::printf("- load average (1 min): %.2f at start, %.2f at end\n", load_start, load_end);
+  std::printf("- tok/s cpu = tokens / (process CPU s / threads): the rate with the cores to ourselves\n");
+
+  if (!result.prefill.empty()) {
+    std::printf("\n| prompt tokens | prefill tok/s (wall) | prefill tok/s (cpu) | load |\n"
+                "| --- | --- | --- | --- |\n");
+    for (const bench::PrefillResult& p : result.prefill) {
+      std::printf("| %lld | %.1f | %.1f | %.1f |\n", static_cast<long long>(p.prompt_tokens),
+                  p.timing.TokPerSecWall(), p.timing.TokPerSecCpu(), p.timing.load_avg);
+    }
+  }
+  if (!result.decode.empty()) {
+    std::printf("\nceiling = bandwidth / bytes per token; of ceiling: cpu tok/s vs cpu-normalized bandwidth, "
+                "best step vs best bandwidth pass (target >= 0.75)\n\n"
+                "| depth | MB/token | decode tok/s (wall) | tok/s (cpu) | tok/s (best step) | ceiling tok/s "
+                "(cpu bw) | of ceiling (cpu) | of ceiling (best) | load |\n"
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (const bench::DecodeResult& d : result.decode) {
+      const double mb = d.bytes_per_token / kMB;
+      const double ceiling_cpu = bw.cpu_gbps * 1e3 / mb;
+      const double ceiling_best = bw.best_gbps * 1e3 / mb;
+      std::printf("| %lld | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n",
+                  static_cast<long long>(d.depth), mb, d.timing.TokPerSecWall(), d.timing.TokPerSecCpu(),
+                  d.timing.TokPerSecBestStep(), ceiling_cpu, d.timing.TokPerSecCpu() / ceiling_cpu,
+                  d.timing.TokPerSecBestStep() / ceiling_best, d.timing.load_avg);
+    }
+  }
+  if (args.profile) {
+    std::vector<std::string> names;
+    std::vector<const bench::PhaseTiming*> phases;
+    for (const bench::PrefillResult& p : result.prefill) {
+      names.push_back("prefill " + std::to_string(p.prompt_tokens));
+      phases.push_back(&p.timing);
+    }
+    if (!phases.empty()) PrintProfile("Prefill profile", names, phases, layer_matrix_bytes, db.output_head);
+    names.clear();
+    phases.clear();
+    for (const bench::DecodeResult& d : result.decode) {
+      names.push_back("decode @" + std::to_string(d.depth));
+      phases.push_back(&d.timing);
+    }
+    if (!phases.empty()) PrintProfile("Decode profile", names, phases, layer_matrix_bytes, db.output_head);
+  }
+}
+
+const CommandRegistration kRegistration{"bench", 80, [](CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Measure prefill and decode speed of a model against this machine's memory bandwidth");
+  cmd->add_option("--model", args->model_path, "GGUF model file")->required();
+  cmd->add_option("--prompt-tokens", args->prompt_tokens, "Prefill lengths (fresh state, random tokens)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--depths", args->depths, "Decode depths (cached tokens before the timed decode steps)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--decode-tokens", args->decode_tokens, "Timed decode steps per depth")->capture_default_str();
+  cmd->add_option("--chunk-tokens", args->chunk_tokens, "Prefill chunk size")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_flag("--profile", args->profile, "Time split by category (matmul, attention, ...)");
+  cmd->add_option("--bandwidth-gb", args->bandwidth_gb, "GB summed per bandwidth pass")->capture_default_str();
+  cmd->add_option("--bandwidth-passes", args->bandwidth_passes, "Timed bandwidth passes")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Random token seed")->capture_default_str();
+  cmd->callback([args] { RunBench(*args); });
+}};
+
+}  // namespace
+}  // namespace cairn::cli

@@ -1,0 +1,162 @@
+// `cairn serve`: load a model and serve the OpenAI-compatible HTTP API.
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "engine/default_model.h"
+#include "engine/engine.h"
+#include "server/http_server.h"
+
+namespace cairn::cli {
+namespace {
+
+struct ServeArgs {
+  engine::EngineOptions engine;
+  server::ServerOptions server;
+  int64_t max_body_mb = 32;
+};
+
+std::string HumanBytes(int64_t n) {
+  double v = static_cast<double>(n);
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", n) : fmt::format("{:.2f} {}", v, units[u]);
+}
+
+// Ctrl-C / SIGTERM: the signals are blocked in every thread and taken by one
+// waiting thread, so no engine or HTTP worker is interrupted mid-write. Before
+// the server is up (model loading) a signal exits at once; afterwards it asks
+// the main thread for a clean Stop().
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    // Before any other thread exists, so they all inherit the mask.
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    waiter_ = std::thread([this] {
+      int signal = 0;
+      sigwait(&set_, &signal);
+      std::unique_lock lock(mutex_);
+      if (!serving_) {
+        std::fprintf(stderr, "\ncairn: interrupted\n");
+        std::_Exit(130);
+      }
+      signalled_ = signal;
+      changed_.notify_all();
+    });
+  }
+  ~StopSignals() { waiter_.detach(); }  // still in sigwait when serving ended by error
+
+  void SetServing() {
+    std::lock_guard lock(mutex_);
+    serving_ = true;
+  }
+  int Wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return signalled_ != 0; });
+    return signalled_;
+  }
+
+ private:
+  sigset_t set_;
+  std::thread waiter_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool serving_ = false;
+  int signalled_ = 0;
+};
+
+void PrintBanner(const engine::ServiceInfo& info, const engine::EngineOptions& engine_options,
+                 const server::ServerOptions& options, int port) {
+  std::string url = fmt::format("http://{}:{}", options.host, port);
+  std::printf("model:    %s (%s, %s)\n", info.model_name.c_str(), info.architecture.c_str(),
+              HumanBytes(info.model_bytes).c_str());
+  std::printf("file:     %s\n", info.model_path.c_str());
+  std::printf("context:  %lld tokens\n", static_cast<long long>(info.context_window));
+  std::printf("cache:    %s\n", engine_options.prefix_cache
+                                    ? fmt::format("prefix cache on (ram {} MiB{}, rung {} tokens, min reuse {})",
+                                                  engine_options.cache_ram_mb,
+                                                  engine_options.cache_ram_mb == 0 ? " = auto" : "",
+                                                  engine_options.cache_rung_tokens,
+                                                  engine_options.cache_min_reuse).c_str()
+                                    : "prefix cache off");
+  if (!info.settings.empty()) std::printf("settings: %s\n", info.settings.dump().c_str());
+  std::printf("auth:     %s\n", options.api_key.empty() ? "none (loopback only is safest)" : "API key required");
+  std::printf("\nlistening on %s  (OpenAI base URL: %s/v1)\n\n", url.c_str(), url.c_str());
+  std::string auth = options.api_key.empty() ? "" : " -H 'Authorization: Bearer " + options.api_key + "'";
+  std::printf("try:\n  curl %s/v1/chat/completions -H 'Content-Type: application/json'%s \\\n"
+              "    -d '{\"messages\":[{\"role\":\"user\",\"content\":\"Hello!\"}]}'\n\n",
+              url.c_str(), auth.c_str());
+  std::printf("Ctrl-C stops the server.\n");
+  std::fflush(stdout);
+}
+
+void RunServe(ServeArgs& args) {
+  StopSignals signals;
+  if (args.engine.model_path.empty()) args.engine.model_path = engine::DefaultModelPath();
+  if (args.max_body_mb < 1) Fail("--max-body-mb must be at least 1");
+  args.server.max_body_bytes = static_cast<size_t>(args.max_body_mb) << 20;
+  args.engine.verbose = true;
+
+  std::unique_ptr<engine::Engine> engine = engine::Engine::Create(args.engine);
+  server::HttpServer http(*engine, args.server);
+  http.Start();
+  signals.SetServing();
+  PrintBanner(engine->Info(), args.engine, args.server, http.port());
+
+  int signal = signals.Wait();
+  std::fprintf(stderr, "\ncairn: %s received, stopping (finishing in-flight requests)...\n",
+               signal == SIGINT ? "SIGINT" : "SIGTERM");
+  http.Stop();
+  std::fprintf(stderr, "cairn: stopped\n");
+}
+
+const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI-compatible HTTP API on a local model");
+  cmd->add_option("-m,--model", args->engine.model_path, "GGUF model (default: the embedded default model)");
+  cmd->add_option("--host", args->server.host, "Address to bind (127.0.0.1 = this machine only)")
+      ->capture_default_str();
+  cmd->add_option("--port", args->server.port, "TCP port")->capture_default_str();
+  cmd->add_option("--ctx", args->engine.context, "Context window in tokens (0 = model default, capped at 65536)");
+  cmd->add_option("-t,--threads", args->engine.threads, "Compute threads (0 = all cores)");
+  cmd->add_option("--api-key", args->server.api_key,
+                  "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (except /health)");
+  cmd->add_flag("--no-prefix-cache", [args](int64_t) { args->engine.prefix_cache = false; },
+                "Disable the prefix cache");
+  cmd->add_option("--cache-ram-mb", args->engine.cache_ram_mb, "Prefix-cache RAM budget in MiB (0 = auto)");
+  cmd->add_option("--cache-rung-tokens", args->engine.cache_rung_tokens, "Tokens between cache checkpoints")
+      ->capture_default_str();
+  cmd->add_option("--cache-min-reuse", args->engine.cache_min_reuse, "Shortest prefix worth reusing (tokens)")
+      ->capture_default_str();
+  cmd->add_option("--spec", args->engine.spec_mode, "Speculative mode: lookup|draft|mtp|baseline|auto")
+      ->check(CLI::IsMember({"lookup", "draft", "mtp", "baseline", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--draft-model", args->engine.draft_model_path, "Draft model for --spec draft");
+  cmd->add_option("--max-body-mb", args->max_body_mb, "Largest request body in MiB (larger: 413)")
+      ->capture_default_str();
+  cmd->add_option("--keepalive", args->server.keepalive_seconds,
+                  "Seconds between keep-alive chunks on idle streams")
+      ->capture_default_str();
+  cmd->callback([args] { RunServe(*args); });
+}};
+
+}  // namespace
+}  // namespace cairn::cli

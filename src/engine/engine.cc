@@ -1,0 +1,360 @@
+#include "engine/engine.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cache/checkpoint_planner.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "engine/prompt_builder.h"
+#include "engine/reasoning_splitter.h"
+#include "sampling/sampler.h"
+#include "sampling/token_history.h"
+#include "tokenizer/gguf_vocab.h"
+#include "tokenizer/stop_string_matcher.h"
+#include "tokenizer/streaming_detokenizer.h"
+
+namespace cairn::engine {
+namespace {
+
+size_t DefaultCacheBudget() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  const size_t ram = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : (size_t{8} << 30);
+  return std::min(ram / 4, size_t{8} << 30);
+}
+
+cache::Role RoleOf(const std::string& role) {
+  if (role == "system" || role == "developer") return cache::Role::kSystem;
+  if (role == "user") return cache::Role::kUser;
+  if (role == "assistant") return cache::Role::kAssistant;
+  if (role == "tool") return cache::Role::kTool;
+  return cache::Role::kOther;
+}
+
+Json CacheJson(const cache::LookupResult& hit, bool enabled) {
+  Json j = Json::object();
+  j["kind"] = enabled ? std::string(cache::ToString(hit.kind)) : "off";
+  j["cached_tokens"] = hit.reuse_tokens;
+  j["common_prefix"] = hit.lcp;
+  if (!hit.reason.empty()) j["reason"] = hit.reason;
+  if (hit.divergence.position >= 0) {
+    j["divergence"] = Json{{"position", hit.divergence.position},
+                           {"message_index", hit.divergence.message_index},
+                           {"role", std::string(cache::ToString(hit.divergence.role))},
+                           {"prompt_text", hit.divergence.prompt_text},
+                           {"cached_text", hit.divergence.cached_text}};
+  }
+  return j;
+}
+
+}  // namespace
+
+Engine::Engine(const EngineOptions& options) : options_(options) {}
+Engine::~Engine() = default;
+
+std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
+  std::unique_ptr<Engine> e(new Engine(options));
+  model::Model::LoadOptions load;
+  load.verbose = options.verbose;
+  e->model_ = model::Model::Load(options.model_path, load);
+  const model::ModelConfig& cfg = e->model_->config();
+  e->tokenizer_ = std::make_unique<tokenizer::Tokenizer>(tokenizer::VocabularyFromGguf(e->model_->file()));
+  e->prompt_builder_ = std::make_unique<PromptBuilder>(*e->tokenizer_, e->tokenizer_->vocab().chat_template);
+  e->context_ = options.context > 0 ? options.context : std::min<int64_t>(cfg.n_ctx_train, 65536);
+  e->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::DefaultThreadCount());
+  e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);
+
+  cache::PrefixCacheConfig cc;
+  cc.enabled = options.prefix_cache;
+  cc.hybrid = cfg.is_hybrid();
+  cc.block_tokens = e->state_->kv_layout().block_tokens;
+  cc.budget_bytes = options.cache_ram_mb > 0 ? static_cast<size_t>(options.cache_ram_mb) << 20 : DefaultCacheBudget();
+  cc.rung_tokens = options.cache_rung_tokens;
+  cc.min_reuse = options.cache_min_reuse;
+  e->cache_ = std::make_unique<cache::PrefixCache>(cc);
+
+  for (int32_t id = 0; id < static_cast<int32_t>(e->tokenizer_->size()); ++id) {
+    if (e->tokenizer_->IsEndOfGeneration(id)) e->end_tokens_.push_back(id);
+  }
+  return e;
+}
+
+std::vector<int32_t> Engine::Tokenize(const std::string& text, bool parse_special) {
+  return tokenizer_->Encode(text, parse_special);
+}
+
+std::string Engine::Detokenize(const std::vector<int32_t>& ids) {
+  for (int32_t id : ids) {
+    if (id < 0 || id >= static_cast<int32_t>(tokenizer_->size())) {
+      throw RequestError(fmt::format("token id {} is out of range (vocabulary has {} tokens)", id, tokenizer_->size()));
+    }
+  }
+  return tokenizer_->Decode(ids);
+}
+
+std::string Engine::RenderPrompt(const GenerationInput& input) { return prompt_builder_->Build(input).text; }
+
+ServiceInfo Engine::Info() {
+  ServiceInfo info;
+  const model::ModelConfig& cfg = model_->config();
+  info.model_path = options_.model_path;
+  info.model_name = cfg.name.empty() ? options_.model_path : cfg.name;
+  info.architecture = cfg.arch_name;
+  info.context_window = context_;
+  info.n_vocab = cfg.n_vocab;
+  info.model_bytes = static_cast<int64_t>(model_->weights().bytes);
+  const cache::PrefixCacheConfig& cc = cache_->config();
+  info.settings = Json{{"architecture", cfg.arch_name},
+                       {"hybrid", cfg.is_hybrid()},
+                       {"context_window", context_},
+                       {"threads", pool_->num_threads()},
+                       {"prefix_cache", Json{{"enabled", cc.enabled},
+                                             {"mode", cc.hybrid ? "checkpoint" : "trim"},
+                                             {"budget_mb", cc.budget_bytes >> 20},
+                                             {"rung_tokens", cc.rung_tokens},
+                                             {"min_reuse", cc.min_reuse}}},
+                       {"spec", options_.spec_mode}};
+  return info;
+}
+
+std::string Engine::MetricsText() {
+  const cache::CacheStats stats = cache_->Stats();
+  return metrics_.Text(&stats);
+}
+
+Json Engine::CacheListing() {
+  Json entries = Json::array();
+  for (const cache::EntryInfo& e : cache_->List()) {
+    Json checkpoints = Json::array();
+    for (const cache::CheckpointInfo& c : e.checkpoints) {
+      checkpoints.push_back(Json{{"position", c.position},
+                                 {"kind", std::string(cache::ToString(c.kind))},
+                                 {"bytes", c.bytes},
+                                 {"hits", c.hits},
+                                 {"last_use", c.last_use}});
+    }
+    entries.push_back(Json{{"tokens", e.tokens},
+                           {"shared_tokens", e.shared_tokens},
+                           {"bytes", e.bytes},
+                           {"exclusive_bytes", e.exclusive_bytes},
+                           {"last_use", e.last_use},
+                           {"hits", e.hits},
+                           {"checkpoints", checkpoints}});
+  }
+  const cache::CacheStats s = cache_->Stats();
+  return Json{{"enabled", cache_->config().enabled},
+              {"mode", cache_->config().hybrid ? "checkpoint" : "trim"},
+              {"bytes", s.bytes_held},
+              {"budget_bytes", s.budget_bytes},
+              {"entries", entries}};
+}
+
+GenerationResult Engine::Generate(const GenerationInput& input, const GenerationOptions& options,
+                                  const std::function<bool(const GenerationDelta&)>& on_delta,
+                                  const std::function<bool(int64_t, int64_t)>& on_progress) {
+  const Stopwatch queue_clock;
+  std::lock_guard<FifoLock> lock(fifo_);
+  const double queue_seconds = queue_clock.Seconds();
+  try {
+    const BuiltPrompt prompt = prompt_builder_->Build(input);
+    GenerationResult result = GenerateLocked(prompt, options, on_delta, on_progress);
+    result.queue_seconds = queue_seconds;
+    RequestRecord record;
+    record.finish_reason = result.finish_reason;
+    record.prompt_tokens = result.prompt_tokens;
+    record.cached_tokens = result.cached_tokens;
+    record.completion_tokens = result.completion_tokens;
+    record.ttft_seconds = result.ttft_seconds;
+    record.decode_tokens_per_sec =
+        result.decode_seconds > 0 ? static_cast<double>(result.completion_tokens) / result.decode_seconds : 0;
+    metrics_.Record(record);
+    return result;
+  } catch (...) {
+    RequestRecord failed;
+    failed.failed = true;
+    metrics_.Record(failed);
+    throw;
+  }
+}
+
+GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const GenerationOptions& options,
+                                        const std::function<bool(const GenerationDelta&)>& on_delta,
+                                        const std::function<bool(int64_t, int64_t)>& on_progress) {
+  const Stopwatch clock;
+  const model::ModelConfig& cfg = model_->config();
+  const std::vector<int32_t>& tokens = prompt.tokens;
+  const int64_t n_prompt = static_cast<int64_t>(tokens.size());
+  if (n_prompt == 0) throw RequestError("the prompt is empty");
+  if (n_prompt >= context_) throw RequestError(fmt::format("prompt is too long: {} tokens > {} maximum", n_prompt, context_ - 1));
+
+  sampling::SamplingParams params;
+  params.temperature = options.temperature;
+  params.top_k = options.top_k;
+  params.top_p = options.top_p;
+  params.min_p = options.min_p;
+  params.seed = options.seed;
+  params.presence_penalty = options.presence_penalty;
+  params.frequency_penalty = options.frequency_penalty;
+  params.repetition_penalty = options.repetition_penalty;
+  for (const auto& [id, bias] : options.logit_bias) params.logit_bias[id] = bias;
+  params.ignore_eos = options.ignore_eos;
+  params.logprobs = options.logprobs;
+  params.top_logprobs = options.top_logprobs;
+  std::unique_ptr<sampling::Sampler> sampler;
+  try {
+    sampler = std::make_unique<sampling::Sampler>(params, cfg.n_vocab, end_tokens_);
+  } catch (const Error& e) {
+    throw RequestError(e.what());
+  }
+  const int64_t max_tokens = std::max<int64_t>(1, std::min<int64_t>(options.max_tokens, context_ - n_prompt));
+
+  GenerationResult result;
+  result.prompt_tokens = n_prompt;
+
+  // --- prefix cache lookup and restore ---------------------------------------
+  model::SequenceState& st = *state_;
+  st.Reset();
+  const bool use_cache = cache_->config().enabled && options.use_prefix_cache;
+  cache::LookupResult hit;
+  if (use_cache) {
+    cache::LookupRequest lookup;
+    lookup.tokens = tokens;
+    lookup.messages = prompt.message_starts;
+    lookup.detokenize = [this](std::span<const int32_t> ids) { return tokenizer_->Decode(ids); };
+    hit = cache_->Lookup(lookup);
+    if (hit.reuse_tokens > 0) st.RestorePrefix(hit.blocks, hit.reuse_tokens, hit.snapshot);
+  }
+  result.cached_tokens = hit.reuse_tokens;
+  result.cache = CacheJson(hit, use_cache);
+
+  // --- prefill the uncached suffix, snapshotting where the plan says ----------
+  std::vector<cache::Checkpoint> checkpoints;
+  model::ForwardRequest prefill;
+  std::vector<cache::PlannedCheckpoint> plan;
+  if (use_cache && cfg.is_hybrid()) {
+    cache::CheckpointPlanInput in;
+    in.prompt_tokens = n_prompt;
+    in.stable_boundary = prompt.stable_boundary;
+    in.messages = prompt.message_starts;
+    in.reuse_tokens = hit.reuse_tokens;
+    in.lcp = hit.lcp;
+    in.cached_checkpoints = hit.cached_checkpoints;
+    plan = cache::PlanCheckpoints(cache_->config(), in);
+    for (const auto& p : plan) prefill.checkpoint_positions.push_back(p.position);
+    prefill.on_checkpoint = [&](RecurrentSnapshotRef snap) {
+      const int64_t pos = snap->position();
+      for (const auto& p : plan) {
+        if (p.position == pos) checkpoints.push_back(cache::Checkpoint{pos, snap, p.kind});
+      }
+    };
+  }
+  prefill.tokens = std::span<const int32_t>(tokens).subspan(static_cast<size_t>(hit.reuse_tokens));
+  prefill.chunk_tokens = options_.prefill_chunk_tokens;
+  bool cancelled = false;
+  prefill.progress = [&](int64_t done, int64_t total) {
+    (void)total;
+    if (on_progress && !on_progress(hit.reuse_tokens + done, n_prompt)) cancelled = true;
+    return !cancelled;
+  };
+  model::ForwardResult out;
+  const Stopwatch prefill_clock;
+  model_->Forward(st, prefill, &out, *pool_);
+  result.prefill_seconds = prefill_clock.Seconds();
+
+  // Inserts what this request verified: prompt (+ generated tokens fed back).
+  auto insert = [&](const std::vector<int32_t>& all_tokens) {
+    if (!use_cache || st.n_tokens() == 0) return;
+    std::vector<cache::Checkpoint> cps = checkpoints;
+    if (cfg.is_hybrid() && st.n_tokens() > hit.reuse_tokens) {
+      cps.push_back(cache::Checkpoint{st.n_tokens(), st.SnapshotRecurrent(), cache::CheckpointKind::kEnd});
+    }
+    const model::StateSnapshot snap = st.Snapshot();  // freezes the blocks being shared
+    cache_->Insert(std::span<const int32_t>(all_tokens).first(static_cast<size_t>(st.n_tokens())), snap.blocks, cps);
+  };
+  if (out.cancelled) {
+    result.finish_reason = "cancelled";
+    insert(tokens);
+    return result;
+  }
+
+  // --- decode -----------------------------------------------------------------
+  sampling::TokenHistory history(tokens);
+  std::vector<int32_t> all_tokens = tokens;
+  tokenizer::StreamingDetokenizer detok(*tokenizer_);
+  tokenizer::StopStringMatcher stops(options.stop);
+  ReasoningSplitter splitter(prompt.reasoning_open);
+  std::vector<float> logits(out.logits.data(), out.logits.data() + cfg.n_vocab);
+  const Stopwatch decode_clock;
+  std::string finish;
+  auto emit = [&](const std::string& text, std::vector<TokenLogprob> lps, bool final) -> bool {
+    GenerationDelta delta;
+    ReasoningSplitter::Delta split = splitter.Push(text);
+    if (final) {
+      ReasoningSplitter::Delta rest = splitter.Flush();
+      split.content += rest.content;
+      split.reasoning += rest.reasoning;
+    }
+    delta.content = std::move(split.content);
+    delta.reasoning = std::move(split.reasoning);
+    delta.logprobs = std::move(lps);
+    result.content += delta.content;
+    result.reasoning += delta.reasoning;
+    for (const auto& lp : delta.logprobs) result.logprobs.push_back(lp);
+    if (delta.content.empty() && delta.reasoning.empty() && delta.logprobs.empty()) return true;
+    return on_delta ? on_delta(delta) : true;
+  };
+  while (true) {
+    const sampling::SampledToken sampled = sampler->Sample(logits, history);
+    const int32_t tok = sampled.token;
+    if (result.completion_tokens == 0) result.ttft_seconds = clock.Seconds();
+    history.Append(tok);
+    all_tokens.push_back(tok);
+    ++result.completion_tokens;
+    std::vector<TokenLogprob> lps;
+    if (options.logprobs) {
+      TokenLogprob lp;
+      lp.id = tok;
+      lp.text = tokenizer_->TokenToBytes(tok);
+      lp.logprob = sampled.logprob;
+      for (const auto& t : sampled.top_logprobs) lp.top.emplace_back(tokenizer_->TokenToBytes(t.token), t.logprob);
+      lps.push_back(std::move(lp));
+    }
+    if (!options.ignore_eos && tokenizer_->IsEndOfGeneration(tok)) {
+      finish = "stop";
+      if (!emit(stops.Flush(), std::move(lps), true)) finish = "cancelled";
+      break;
+    }
+    const tokenizer::StopStringMatcher::Result r = stops.Push(detok.Push(tok));
+    if (r.stopped) {
+      finish = "stop";
+      emit(r.text, std::move(lps), true);
+      break;
+    }
+    if (result.completion_tokens >= max_tokens) {
+      finish = "length";
+      emit(r.text + stops.Push(detok.Flush()).text + stops.Flush(), std::move(lps), true);
+      break;
+    }
+    if (!emit(r.text, std::move(lps), false)) {
+      finish = "cancelled";
+      break;
+    }
+    // Feed the token back for the next logits.
+    model::ForwardRequest step;
+    step.tokens = std::span<const int32_t>(&all_tokens.back(), 1);
+    model_->Forward(st, step, &out, *pool_);
+    std::copy(out.logits.data(), out.logits.data() + cfg.n_vocab, logits.begin());
+  }
+  result.decode_seconds = decode_clock.Seconds();
+  result.finish_reason = finish;
+  result.spec = Json{{"mode", "baseline"}, {"target_forwards", result.completion_tokens}};
+  insert(all_tokens);
+  return result;
+}
+
+}  // namespace cairn::engine

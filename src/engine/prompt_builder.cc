@@ -1,0 +1,184 @@
+#include "engine/prompt_builder.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "engine/prompt_message_starts.h"
+#include "engine/prompt_messages.h"
+#include "engine/prompt_offsets.h"
+
+namespace cairn::engine {
+namespace {
+
+// Tokens decoded to look for an opened reasoning block at the prompt end.
+constexpr size_t kReasoningLookback = 8;
+
+bool IsBlank(std::string_view text) {
+  return text.find_first_not_of(" \n\t\r") == std::string_view::npos;
+}
+
+}  // namespace
+
+const char* const kChatMlFallbackTemplate =
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+PromptBuilder::PromptBuilder(const tokenizer::Tokenizer& tokenizer, std::string_view chat_template,
+                             std::string bos_token, std::string eos_token,
+                             PromptBuilderOptions options)
+    : tokenizer_(tokenizer),
+      template_(chat::Template::Parse(chat_template.empty() ? std::string_view(kChatMlFallbackTemplate)
+                                                            : chat_template)),
+      bos_token_(std::move(bos_token)),
+      eos_token_(std::move(eos_token)),
+      options_(std::move(options)) {
+  render_options_.clock = options_.clock;
+  const tokenizer::Vocabulary& vocab = tokenizer_.vocab();
+  if (vocab.bos != tokenizer::kNoToken) bos_text_ = vocab.tokens[static_cast<size_t>(vocab.bos)];
+  for (size_t id = 0; id < vocab.size(); ++id) {
+    const auto token = static_cast<tokenizer::TokenId>(id);
+    if (vocab.type(token) == tokenizer::TokenType::kControl && tokenizer_.IsEndOfGeneration(token)) {
+      turn_ends_.push_back(vocab.tokens[id]);
+    }
+  }
+  if (options_.probe_unstable_tail) {
+    const auto render = [this](const Json& messages, bool add_generation_prompt, const Json& kwargs) {
+      return Tokenize(RenderMessages(messages, nullptr, add_generation_prompt, kwargs), nullptr);
+    };
+    unstable_tail_ = UnstableTail::Measure(render, MergedKwargs(Json::object()));
+  }
+}
+
+Json PromptBuilder::MergedKwargs(const Json& request_kwargs) const {
+  Json kwargs = options_.default_template_kwargs.is_object() ? options_.default_template_kwargs
+                                                             : Json::object();
+  if (request_kwargs.is_object()) {
+    for (const auto& [key, value] : request_kwargs.items()) kwargs[key] = value;
+  }
+  return kwargs;
+}
+
+std::string PromptBuilder::RenderMessages(const Json& messages, const Json& tools,
+                                          bool add_generation_prompt, const Json& kwargs) const {
+  try {
+    return chat::RenderChat(template_, messages, tools, add_generation_prompt, bos_token_,
+                            eos_token_, kwargs, render_options_);
+  } catch (const Error& e) {
+    throw RequestError(std::string("could not apply chat template: ") + e.what());
+  }
+}
+
+std::vector<int32_t> PromptBuilder::Tokenize(std::string_view text, bool* bos_added) const {
+  std::vector<int32_t> tokens;
+  const bool add_bos = tokenizer_.add_bos() && tokenizer_.bos() != tokenizer::kNoToken &&
+                       !(!bos_text_.empty() && text.substr(0, bos_text_.size()) == bos_text_);
+  tokens.reserve(text.size() / 3 + 8);
+  if (add_bos) tokens.push_back(tokenizer_.bos());
+  tokenizer_.EncodeAppend(text, /*parse_special=*/true, tokens);
+  if (bos_added != nullptr) *bos_added = add_bos;
+  return tokens;
+}
+
+int PromptBuilder::OpenReasoningPair(const std::vector<int32_t>& tokens) const {
+  const size_t n = std::min(tokens.size(), kReasoningLookback);
+  const std::string tail = tokenizer_.DecodeBytes(
+      std::span<const int32_t>(tokens).subspan(tokens.size() - n), /*render_special=*/true);
+  for (size_t i = 0; i < options_.reasoning_tags.size(); ++i) {
+    const ReasoningTags& tags = options_.reasoning_tags[i];
+    const size_t open = tail.rfind(tags.open);
+    if (open == std::string::npos) continue;
+    // Open only when nothing but whitespace follows the opener.
+    if (IsBlank(std::string_view(tail).substr(open + tags.open.size()))) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string PromptBuilder::Render(const GenerationInput& input) const {
+  if (input.messages) {
+    return RenderMessages(NormalizeMessages(*input.messages), input.tools,
+                          input.add_generation_prompt, MergedKwargs(input.template_kwargs));
+  }
+  if (input.prompt) return *input.prompt;
+  throw RequestError("the request has neither 'messages' nor 'prompt'");
+}
+
+BuiltPrompt PromptBuilder::Build(const GenerationInput& input) const {
+  BuiltPrompt prompt;
+  if (!input.messages) {
+    if (!input.prompt) throw RequestError("the request has neither 'messages' nor 'prompt'");
+    prompt.text = *input.prompt;
+    prompt.tokens = Tokenize(prompt.text, &prompt.bos_added);
+    prompt.unstable_tail = 1;
+    prompt.stable_boundary = std::max<int64_t>(0, static_cast<int64_t>(prompt.tokens.size()) - 1);
+    return prompt;
+  }
+
+  const Json messages = NormalizeMessages(*input.messages);
+  const Json kwargs = MergedKwargs(input.template_kwargs);
+  prompt.text = RenderMessages(messages, input.tools, input.add_generation_prompt, kwargs);
+  prompt.tokens = Tokenize(prompt.text, &prompt.bos_added);
+
+  if (input.add_generation_prompt) {
+    const int pair = OpenReasoningPair(prompt.tokens);
+    prompt.reasoning_open = pair >= 0;
+    const auto thinking = kwargs.find("enable_thinking");
+    const bool thinking_off = thinking != kwargs.end() && thinking->is_boolean() && !thinking->get<bool>();
+    if (prompt.reasoning_open && thinking_off) {
+      // The template ignored the flag: close the block ourselves, so the tail
+      // reads "<think>\n\n</think>\n\n" as thinking-off templates render it.
+      const ReasoningTags& tags = options_.reasoning_tags[static_cast<size_t>(pair)];
+      prompt.text.erase(prompt.text.rfind(tags.open) + tags.open.size());
+      prompt.text += "\n\n" + tags.close + "\n\n";
+      prompt.tokens = Tokenize(prompt.text, &prompt.bos_added);
+      prompt.reasoning_open = false;
+      prompt.closed_empty_reasoning = true;
+    }
+  }
+
+  ComputeMessageStarts(messages, input.tools, kwargs, prompt);
+  prompt.unstable_tail = unstable_tail_.UnstableLength(prompt.tokens);
+  prompt.stable_boundary = unstable_tail_.StableBoundary(prompt.tokens);
+  return prompt;
+}
+
+void PromptBuilder::ComputeMessageStarts(const Json& messages, const Json& tools, const Json& kwargs,
+                                         BuiltPrompt& prompt) const {
+  const auto render_prefix = [&](size_t count) {
+    Json prefix = Json::array();
+    for (size_t i = 0; i < count; ++i) prefix.push_back(messages[i]);
+    return chat::RenderChat(template_, prefix, tools, /*add_generation_prompt=*/false, bos_token_,
+                            eos_token_, kwargs, render_options_);
+  };
+  const std::vector<size_t> bytes =
+      MessageByteStarts(messages.size(), prompt.text, render_prefix, turn_ends_);
+
+  std::vector<size_t> offsets;
+  const bool aligned = TokenByteOffsets(tokenizer_, prompt.tokens, prompt.text,
+                                        prompt.bos_added ? 1 : 0, offsets);
+  prompt.message_starts.reserve(messages.size());
+  int64_t previous = 0;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    int64_t position = 0;
+    if (i > 0) {
+      if (aligned) {
+        position = TokenAtByte(offsets, bytes[i]);
+      } else {
+        // Slow path (token bytes do not spell the text): tokenize the prefix
+        // and keep the part that agrees with the prompt.
+        const std::vector<int32_t> head = Tokenize(std::string_view(prompt.text).substr(0, bytes[i]), nullptr);
+        const size_t n = std::min(head.size(), prompt.tokens.size());
+        size_t same = 0;
+        while (same < n && head[same] == prompt.tokens[same]) ++same;
+        position = static_cast<int64_t>(same);
+      }
+    }
+    position = std::max(position, previous);
+    previous = position;
+    prompt.message_starts.push_back(
+        {position, RoleOf(messages[i]["role"].get<std::string>())});
+  }
+}
+
+}  // namespace cairn::engine

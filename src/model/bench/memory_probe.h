@@ -1,0 +1,37 @@
+// Machine probes for `cairn bench`: read memory bandwidth, thread-pool
+// fork-join cost, process CPU time, peak RSS and load average.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/thread_pool.h"
+
+namespace cairn::model::bench {
+
+struct BandwidthResult {
+  size_t bytes = 0;              // bytes summed per pass
+  int passes = 0;
+  double best_gbps = 0.0;        // best pass, wall clock (1e9 bytes / s)
+  double median_gbps = 0.0;      // median pass, wall clock
+  double cpu_gbps = 0.0;         // all passes: bytes / (process CPU seconds / threads)
+};
+
+// Streaming sum over a buffer of `bytes` (>= 1 GB recommended) on every thread
+// of `pool` (contiguous slices), `passes` times after one untimed pass that
+// faults the pages in. The buffer is freed before returning.
+BandwidthResult MeasureReadBandwidth(ThreadPool& pool, size_t bytes, int passes);
+
+// Wall microseconds of one empty ThreadPool::Run section with num_threads()
+// tasks (median of `reps`): the fork-join cost each parallel kernel call pays.
+double MeasurePoolSectionMicros(ThreadPool& pool, int reps);
+
+double ProcessCpuSeconds();
+// Peak resident set size of this process so far (getrusage ru_maxrss), bytes.
+size_t PeakRssBytes();
+// Involuntary context switches of this process so far (getrusage ru_nivcsw).
+int64_t InvoluntaryContextSwitches();
+// 1-minute load average (/proc/loadavg), or -1 when unavailable.
+double LoadAverage1();
+
+}  // namespace cairn::model::bench

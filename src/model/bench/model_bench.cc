@@ -1,0 +1,162 @@
+#include "model/bench/model_bench.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "core/error.h"
+#include "core/timer.h"
+#include "model/bench/memory_probe.h"
+
+namespace cairn::model::bench {
+namespace {
+
+size_t MatrixBytes(const kernels::MatrixView& m) {
+  return m.data == nullptr ? 0 : static_cast<size_t>(m.rows) * m.row_stride_bytes;
+}
+
+int32_t Argmax(const float* x, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (x[i] > x[best]) best = i;
+  }
+  return static_cast<int32_t>(best);
+}
+
+std::vector<int32_t> RandomTokens(std::mt19937_64& rng, int64_t n, int n_vocab) {
+  std::uniform_int_distribution<int32_t> dist(0, n_vocab - 1);
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  for (int32_t& t : tokens) t = dist(rng);
+  return tokens;
+}
+
+// Wall and CPU clocks (and the profiler) around one timed phase.
+class PhaseClock {
+ public:
+  PhaseClock() : cpu0_(ProcessCpuSeconds()) { prof::Reset(); }
+  PhaseTiming Finish(int64_t tokens, int threads) const {
+    PhaseTiming t;
+    t.wall_s = wall_.Seconds();
+    t.cpu_s = (ProcessCpuSeconds() - cpu0_) / threads;
+    t.tokens = tokens;
+    t.load_avg = LoadAverage1();
+    if (prof::Enabled()) t.profile = prof::Snapshot();
+    return t;
+  }
+
+ private:
+  Stopwatch wall_;
+  double cpu0_;
+};
+
+void Prefill(const Model& model, SequenceState& state, std::span<const int32_t> tokens, int64_t chunk_tokens,
+             ThreadPool& pool) {
+  ForwardRequest request;
+  request.tokens = tokens;
+  request.chunk_tokens = chunk_tokens;
+  ForwardResult result;
+  model.Forward(state, request, &result, pool);
+}
+
+}  // namespace
+
+DecodeBytes CountDecodeBytes(const Model& model) {
+  const ModelConfig& cfg = model.config();
+  const ModelWeights& w = model.weights();
+  constexpr size_t kF32 = sizeof(float);
+  const size_t E = static_cast<size_t>(cfg.n_embd);
+  DecodeBytes b;
+  for (const LayerWeights& l : w.layers) {
+    size_t bytes = 2 * E * kF32;  // attn_norm, ffn_norm
+    if (l.kind == LayerKind::kGatedDeltaNet) {
+      const DeltaNetWeights& g = l.gdn;
+      bytes += MatrixBytes(g.w_qkv) + MatrixBytes(g.w_gate) + MatrixBytes(g.w_beta) + MatrixBytes(g.w_alpha) +
+               MatrixBytes(g.w_out);
+      bytes += (static_cast<size_t>(cfg.conv_dim()) * cfg.ssm_conv_kernel + 2 * cfg.ssm_n_v_heads +
+                cfg.ssm_d_state) * kF32;
+    } else {
+      bytes += MatrixBytes(l.attn.wq) + MatrixBytes(l.attn.wk) + MatrixBytes(l.attn.wv) + MatrixBytes(l.attn.wo);
+      if (cfg.qk_norm) bytes += 2 * static_cast<size_t>(cfg.head_dim) * kF32;
+    }
+    bytes += MatrixBytes(l.ffn.gate) + MatrixBytes(l.ffn.up) + MatrixBytes(l.ffn.down);
+    b.layer_weights += bytes;
+  }
+  b.output_head = MatrixBytes(w.output) + E * kF32;  // + output_norm
+  b.embed_row = w.token_embd.row_stride_bytes;
+  constexpr size_t kKvElemBytes = 2;  // F16 / BF16 cache
+  b.kv_per_token = static_cast<size_t>(cfg.n_attn_layers()) * cfg.n_head_kv * cfg.head_dim * kKvElemBytes * 2;
+  if (cfg.is_hybrid()) {
+    const size_t per_layer = static_cast<size_t>(cfg.ssm_conv_kernel - 1) * cfg.conv_dim() +
+                             static_cast<size_t>(cfg.ssm_n_v_heads) * cfg.ssm_d_state * cfg.ssm_d_state;
+    b.recurrent_rw = 2 * per_layer * kF32 * static_cast<size_t>(cfg.n_recurrent_layers());
+  }
+  return b;
+}
+
+BenchResult RunModelBench(const Model& model, const BenchOptions& options, ThreadPool& pool) {
+  if (options.decode_tokens < 1 && !options.depths.empty()) Fail("--decode-tokens must be >= 1");
+  for (int64_t n : options.prompt_tokens) {
+    if (n < 1) Fail("prompt lengths must be >= 1 (got {})", n);
+  }
+  for (int64_t d : options.depths) {
+    if (d < 0) Fail("depths must be >= 0 (got {})", d);
+  }
+  prof::SetEnabled(options.profile);
+  const int threads = pool.num_threads();
+  const int n_vocab = model.n_vocab();
+  const DecodeBytes decode_bytes = CountDecodeBytes(model);
+  std::mt19937_64 rng(options.seed);
+
+  // (length, kind) with kind 0 = prompt, 1 = decode depth; prompts first on ties.
+  std::vector<std::pair<int64_t, int>> events;
+  for (int64_t n : options.prompt_tokens) events.emplace_back(n, 0);
+  for (int64_t d : options.depths) events.emplace_back(d, 1);
+  std::sort(events.begin(), events.end());
+  events.erase(std::unique(events.begin(), events.end()), events.end());
+  const int64_t max_depth = options.depths.empty() ? -1 : *std::max_element(options.depths.begin(), options.depths.end());
+
+  BenchResult out;
+  std::unique_ptr<SequenceState> running = model.NewState();  // continued from depth to depth
+  for (const auto& [length, kind] : events) {
+    if (kind == 0) {
+      if (options.on_phase) options.on_phase("prefill", length);
+      std::unique_ptr<SequenceState> state = model.NewState();
+      const std::vector<int32_t> tokens = RandomTokens(rng, length, n_vocab);
+      PhaseClock clock;
+      Prefill(model, *state, tokens, options.chunk_tokens, pool);
+      out.prefill.push_back(PrefillResult{length, clock.Finish(length, threads)});
+      if (length <= max_depth && length > running->n_tokens()) running = std::move(state);
+      continue;
+    }
+    if (running->n_tokens() < length) {
+      if (options.on_phase) options.on_phase("prefill to depth (untimed)", length);
+      const std::vector<int32_t> tokens = RandomTokens(rng, length - running->n_tokens(), n_vocab);
+      Prefill(model, *running, tokens, options.chunk_tokens, pool);
+    }
+    if (options.on_phase) options.on_phase("decode", length);
+    const StateSnapshot at_depth = running->Snapshot();
+    int32_t token = RandomTokens(rng, 1, n_vocab)[0];
+    double best_step = 1e30;
+    PhaseClock clock;
+    for (int64_t i = 0; i < options.decode_tokens; ++i) {
+      Stopwatch step;
+      ForwardRequest request;
+      request.tokens = std::span<const int32_t>(&token, 1);
+      ForwardResult result;
+      model.Forward(*running, request, &result, pool);
+      token = Argmax(result.logits.data(), n_vocab);
+      best_step = std::min(best_step, step.Seconds());
+    }
+    DecodeResult r;
+    r.depth = length;
+    r.bytes_per_token = decode_bytes.Total(length);
+    r.timing = clock.Finish(options.decode_tokens, threads);
+    r.timing.best_step_s = best_step;
+    out.decode.push_back(std::move(r));
+    running->Restore(at_depth);
+  }
+  prof::SetEnabled(false);
+  return out;
+}
+
+}  // namespace cairn::model::bench

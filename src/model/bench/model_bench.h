@@ -1,0 +1,85 @@
+// `cairn bench` library: prefill and decode throughput of a loaded model,
+// the bytes a decode step must read, and the per-category time split.
+//
+// Prefill: for each prompt length, a fresh state and random token ids, one
+// Forward (chunked by chunk_tokens) returning the last token's logits.
+// Decode at depth D: a state prefilled (untimed) to D tokens, then
+// decode_tokens steps of one token with greedy (argmax) feedback; the state is
+// restored to depth D afterwards so deeper depths continue from it.
+//
+// Every phase records wall seconds and process CPU seconds / threads (the wall
+// time the phase would take with `threads` uncontended cores; pool spin-waits
+// count as busy, so it is pessimistic when the machine is oversubscribed).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/profiler.h"
+#include "core/thread_pool.h"
+#include "model/model.h"
+
+namespace cairn::model::bench {
+
+struct BenchOptions {
+  std::vector<int64_t> prompt_tokens = {512};
+  std::vector<int64_t> depths = {0};
+  int64_t decode_tokens = 32;
+  int64_t chunk_tokens = 256;   // ForwardRequest::chunk_tokens for prefill
+  bool profile = false;
+  uint64_t seed = 1;
+  // Called with a short line before each phase starts (progress on stderr).
+  void (*on_phase)(const char* what, int64_t tokens) = nullptr;
+};
+
+// Bytes a single decode step reads (and writes, for recurrent state).
+struct DecodeBytes {
+  size_t layer_weights = 0;   // every layer matrix + small F32 vectors
+  size_t output_head = 0;     // output matrix (token_embd when tied)
+  size_t embed_row = 0;       // one embedding row
+  size_t kv_per_token = 0;    // K+V bytes of one position over all attention layers
+  size_t recurrent_rw = 0;    // recurrent state (conv window + S) read + written
+  // Total at `depth` cached tokens: attention reads depth + 1 positions and
+  // writes one.
+  size_t Total(int64_t depth) const {
+    return layer_weights + output_head + embed_row + recurrent_rw +
+           kv_per_token * static_cast<size_t>(depth + 2);
+  }
+};
+DecodeBytes CountDecodeBytes(const Model& model);
+
+struct PhaseTiming {
+  int64_t tokens = 0;         // tokens processed in the timed part
+  double wall_s = 0.0;
+  double cpu_s = 0.0;         // process CPU seconds / threads
+  double best_step_s = 0.0;   // decode: fastest single step
+  double load_avg = 0.0;      // 1-minute load average when the phase ended
+  prof::Totals profile{};     // when BenchOptions::profile
+
+  double TokPerSecWall() const { return wall_s > 0 ? tokens / wall_s : 0.0; }
+  double TokPerSecCpu() const { return cpu_s > 0 ? tokens / cpu_s : 0.0; }
+  double TokPerSecBestStep() const { return best_step_s > 0 ? 1.0 / best_step_s : 0.0; }
+};
+
+struct PrefillResult {
+  int64_t prompt_tokens = 0;
+  PhaseTiming timing;
+};
+
+struct DecodeResult {
+  int64_t depth = 0;
+  size_t bytes_per_token = 0;
+  PhaseTiming timing;
+};
+
+struct BenchResult {
+  std::vector<PrefillResult> prefill;
+  std::vector<DecodeResult> decode;
+};
+
+// Runs the phases in order of increasing length; reuses a prompt's state for
+// a decode depth of the same or a larger length.
+BenchResult RunModelBench(const Model& model, const BenchOptions& options, ThreadPool& pool);
+
+}  // namespace cairn::model::bench
