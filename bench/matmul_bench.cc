@@ -14,6 +14,8 @@
 //     f * ops_per_cycle measured directly by a loop of independent maddubs
 //     (best of 7; AVX2: lanes_per_op = 32 int8 MACs per vpmaddubsw ymm), and
 //     f alone by a dependent-add loop (1 cycle per add) for information.
+// (c) Thread-pool overhead: a 1024 x 1024 matrix at width 1 with 1 and 2
+//     threads (see BM_SmallDecode).
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -274,6 +276,37 @@ void BM_Width(benchmark::State& state, DType type) {
   }
 }
 
+// (c) Thread-pool overhead on decode-sized calls: a 1024 x 1024 matrix (1 MB
+//     Q8_0, cache-resident after the first call) at width 1, with the shared
+//     2-thread pool ("threads" = 2) and with a 1-thread pool (inline, no
+//     wake-up). us_cpu is process CPU time / threads, so the pool's
+//     spin-waits count; the wall column is what a decode step sees.
+void BM_SmallDecode(benchmark::State& state, DType type) {
+  constexpr int64_t kSmall = 1024;
+  static std::vector<uint8_t> bytes[64];
+  std::vector<uint8_t>& b = bytes[static_cast<int>(type)];
+  const size_t row_bytes = RowBytes(type, kSmall);
+  if (b.empty()) {
+    b.resize(row_bytes * kSmall);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 0.02f);
+    std::vector<float> row(kSmall);
+    for (int64_t r = 0; r < kSmall; ++r) {
+      for (float& v : row) v = dist(rng);
+      QuantizeRow(type, row.data(), kSmall, b.data() + r * row_bytes);
+    }
+  }
+  const MatrixView view = MakeMatrixView(type, b.data(), kSmall, kSmall);
+  static ThreadPool single(1);
+  ThreadPool& pool = state.range(0) == 1 ? single : Pool();
+  std::vector<float> x(kSmall, 0.5f), y(kSmall);
+  for (int64_t c = 0; c < kSmall; ++c) x[c] = static_cast<float>(c % 13) - 6.0f;
+  const CallTime t = TimeLoop(state, [&] { MatMul(view, x.data(), kSmall, 1, y.data(), kSmall, pool); });
+  state.counters["us"] = t.wall * 1e6;
+  // TimeLoop divides CPU time by kThreads; undo that for the 1-thread pool.
+  state.counters["us_cpu"] = t.cpu * 1e6 * kThreads / static_cast<double>(state.range(0));
+}
+
 BENCHMARK_CAPTURE(BM_Decode, q8_0, DType::kQ8_0)->Arg(32)->Arg(64)->Arg(128)->Arg(256)
     ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q4_K, DType::kQ4_K)->Arg(32)->Arg(64)->Arg(128)->Arg(256)
@@ -282,6 +315,10 @@ BENCHMARK_CAPTURE(BM_Width, q8_0, DType::kQ8_0)->Arg(1)->Arg(2)->Arg(4)->Arg(8)-
     ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_Width, q4_K, DType::kQ4_K)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Arg(512)
     ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_SmallDecode, q8_0, DType::kQ8_0)->ArgName("threads")->Arg(1)->Arg(2)
+    ->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_SmallDecode, q4_K, DType::kQ4_K)->ArgName("threads")->Arg(1)->Arg(2)
+    ->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 
 }  // namespace
 }  // namespace cairn::kernels

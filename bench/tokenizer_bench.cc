@@ -46,7 +46,7 @@ const Vocabulary& Qwen3Vocab() {
 // Deterministic: sorted file order; stops at kTargetBytes (~100k tokens).
 const std::string& Prompt() {
   static const std::string prompt = [] {
-    constexpr size_t kTargetBytes = 420 * 1024;
+    constexpr size_t kTargetBytes = 330 * 1024;
     const std::filesystem::path root = CAIRN_SOURCE_DIR;
     std::vector<std::filesystem::path> files;
     for (const char* dir : {"src", "docs"}) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -61,7 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   g_gguf_fuzz_sink += file->version() + file->alignment() + file->file_size() + file->data_offset() + file->path().size();
   Try([&] { g_gguf_fuzz_sink += file->architecture().size(); });
   cairn::gguf::GgufWriter rewrite;
-  for (const auto& [key, value] : file->metadata()) {
+  for (const auto& entry : file->metadata()) {
+    const std::string& key = entry.first;  // (clang 14 cannot capture structured bindings)
+    const cairn::gguf::Value& value = entry.second;
     TouchValue(value, 0);
     const cairn::gguf::Value* found = file->Find(key);
     if (found != &value) __builtin_trap();  // the index must find every key

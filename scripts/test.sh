@@ -1,26 +1,39 @@
 #!/usr/bin/env bash
-# Fresh machine -> every test: installs dependencies, builds Release and runs
-# all unit tests, then an AddressSanitizer/UBSan build of the tests, then the
-# fuzz targets for a bounded time on their seed corpora.
-# CAIRN_TEST_QUICK=1 skips the sanitizer and fuzz stages (for local iteration).
+# Fresh machine -> every test: installs dependencies, then
+#   1. Release build + all unit tests (ctest)
+#   2. end-to-end tests: the real server on loopback driven by the OpenAI SDK
+#   3. AddressSanitizer/UBSan build of the unit tests
+#   4. libFuzzer targets for a bounded time on their seed corpora
+#   5. aarch64 (NEON) compile check of core + kernels
+# CAIRN_TEST_QUICK=1 stops after stage 2 (for local iteration).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CAIRN_SHARED_DIR="${CAIRN_SHARED_DIR:-$(cd .. && pwd)/shared}"
+start=$(date +%s)
+stage() { echo; echo "== [$(( $(date +%s) - start ))s] $*"; }
 
 scripts/install-deps.sh
 
-echo "== release build + unit tests"
+stage "release build + unit tests"
 scripts/build.sh
-ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 900
+ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 1200
+
+stage "end-to-end tests (OpenAI SDK against the real server)"
+scripts/e2e.sh
 
 if [ "${CAIRN_TEST_QUICK:-0}" = 1 ]; then exit 0; fi
 
-echo "== AddressSanitizer + UBSan build + unit tests"
+stage "AddressSanitizer + UBSan build + unit tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAIRN_SANITIZE=ON \
   -DCAIRN_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$(nproc)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 CAIRN_SANITIZED=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$(nproc)" --timeout 1800
+  ctest --test-dir build-asan --output-on-failure -j"$(nproc)" --timeout 2400
 
-echo "== fuzz targets (bounded)"
-scripts/fuzz.sh "${CAIRN_FUZZ_SECONDS:-60}"
+stage "fuzz targets (bounded)"
+scripts/fuzz.sh "${CAIRN_FUZZ_SECONDS:-30}"
+
+stage "aarch64 compile check"
+scripts/check-arm-compile.sh
+
+stage "all stages passed"

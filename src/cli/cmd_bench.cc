@@ -5,6 +5,7 @@
 // optional per-category time split. Prints Markdown tables on stdout.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -40,43 +41,58 @@ void PrintPhase(const char* what, int64_t tokens) {
                bench::LoadAverage1());
 }
 
+// Decode: effective read rate of the layer matrices and of the output head
+// while their kernels ran (calling-thread CPU time; exact with --threads 1).
+void PrintDecodeRates(const std::vector<const bench::PhaseTiming*>& phases, size_t layer_matrix_bytes,
+                      size_t head_bytes) {
+  std::printf("| layer matmul GB/s (layer weights / matmul CPU time) |");
+  for (const bench::PhaseTiming* p : phases) {
+    const double s = p->profile[prof::kMatMul].cpu_seconds;
+    std::printf(" %.1f |", s > 0 ? static_cast<double>(layer_matrix_bytes) * p->tokens / s / 1e9 : 0.0);
+  }
+  std::printf("\n| head GB/s (output matrix / embed+logits CPU time) |");
+  for (const bench::PhaseTiming* p : phases) {
+    const double s = p->profile[prof::kEmbedLogits].cpu_seconds;
+    std::printf(" %.1f |", s > 0 ? static_cast<double>(head_bytes) * p->tokens / s / 1e9 : 0.0);
+  }
+  std::printf("\n");
+}
+
 // One profile column per phase: share of the phase's wall time per category.
 void PrintProfile(const char* title, const std::vector<std::string>& names,
-                  const std::vector<const bench::PhaseTiming*>& phases, size_t layer_matrix_bytes,
+                  const std::vector<const bench::PhaseTiming*>& phases, bool decode, size_t layer_matrix_bytes,
                   size_t head_bytes) {
-  std::printf("\n%s: share of wall time (ms per token in parentheses)\n\n| category |", title);
+  std::printf("\n%s: share of the calling thread's CPU time (CPU ms per token) / share of wall time\n\n"
+              "| category |", title);
   for (const std::string& n : names) std::printf(" %s |", n.c_str());
   std::printf("\n| --- |");
   for (size_t i = 0; i < names.size(); ++i) std::printf(" --- |");
   std::printf("\n");
+  // seconds_of(phase) returns {cpu seconds, wall seconds}.
   auto row = [&](const char* label, auto seconds_of) {
     std::printf("| %s |", label);
     for (const bench::PhaseTiming* p : phases) {
-      const double s = seconds_of(*p);
-      std::printf(" %.1f%% (%.3f) |", 100.0 * s / p->wall_s, 1e3 * s / p->tokens);
+      const auto [cpu, wall] = seconds_of(*p);
+      std::printf(" %.1f%% (%.3f) / %.1f%% |", 100.0 * cpu / p->thread_cpu_s, 1e3 * cpu / p->tokens,
+                  100.0 * wall / p->wall_s);
     }
     std::printf("\n");
   };
   for (int c = 0; c < prof::kNumCategories; ++c) {
     const std::string label(prof::CategoryName(static_cast<prof::Category>(c)));
-    row(label.c_str(), [c](const bench::PhaseTiming& p) { return p.profile[c].seconds; });
+    row(label.c_str(), [c](const bench::PhaseTiming& p) {
+      return std::pair<double, double>(p.profile[c].cpu_seconds, p.profile[c].seconds);
+    });
   }
-  row("unscoped (residual adds, glue, argmax)",
-      [](const bench::PhaseTiming& p) { return p.wall_s - prof::TotalSeconds(p.profile); });
-  // Effective read rate of the weight matrices while their kernels ran.
-  std::printf("| layer matmul GB/s (layer weights / matmul time) |");
-  for (const bench::PhaseTiming* p : phases) {
-    const double s = p->profile[prof::kMatMul].seconds;
-    std::printf(" %.1f |", s > 0 ? static_cast<double>(layer_matrix_bytes) * p->tokens / s / 1e9 : 0.0);
+  row("unscoped (residual adds, glue, argmax)", [](const bench::PhaseTiming& p) {
+    return std::pair<double, double>(p.thread_cpu_s - prof::TotalCpuSeconds(p.profile),
+                                     p.wall_s - prof::TotalSeconds(p.profile));
+  });
+  if (decode) {
+    // Effective read rate of the weight matrices while their kernels ran.
+    PrintDecodeRates(phases, layer_matrix_bytes, head_bytes);
   }
-  std::printf("\n| head GB/s (output matrix / embed+logits time) |");
-  for (const bench::PhaseTiming* p : phases) {
-    const double s = p->profile[prof::kEmbedLogits].seconds;
-    // Prefill computes logits for the last token only.
-    const double heads = names.empty() || title[0] == 'P' ? 1.0 : static_cast<double>(p->tokens);
-    std::printf(" %.1f |", s > 0 ? static_cast<double>(head_bytes) * heads / s / 1e9 : 0.0);
-  }
-  std::printf("\n| parallel kernel calls per token (matmul+attention+gated-delta+logits) |");
+  std::printf("| parallel kernel calls per token (matmul+attention+gated-delta+logits) |");
   for (const bench::PhaseTiming* p : phases) {
     const int64_t calls = p->profile[prof::kMatMul].calls + p->profile[prof::kAttention].calls +
                           p->profile[prof::kRecurrence].calls + p->profile[prof::kEmbedLogits].calls;
@@ -84,7 +100,6 @@ void PrintProfile(const char* title, const std::vector<std::string>& names,
   }
   std::printf("\n");
 }
-
 void RunBench(const BenchArgs& args) {
   const double load_start = bench::LoadAverage1();
   ThreadPool pool(args.threads > 0 ? args.threads : ThreadPool::DefaultThreadCount());
@@ -158,14 +173,14 @@ void RunBench(const BenchArgs& args) {
       names.push_back("prefill " + std::to_string(p.prompt_tokens));
       phases.push_back(&p.timing);
     }
-    if (!phases.empty()) PrintProfile("Prefill profile", names, phases, layer_matrix_bytes, db.output_head);
+    if (!phases.empty()) PrintProfile("Prefill profile", names, phases, false, layer_matrix_bytes, db.output_head);
     names.clear();
     phases.clear();
     for (const bench::DecodeResult& d : result.decode) {
       names.push_back("decode @" + std::to_string(d.depth));
       phases.push_back(&d.timing);
     }
-    if (!phases.empty()) PrintProfile("Decode profile", names, phases, layer_matrix_bytes, db.output_head);
+    if (!phases.empty()) PrintProfile("Decode profile", names, phases, true, layer_matrix_bytes, db.output_head);
   }
 }
 

@@ -28,14 +28,6 @@ size_t DefaultCacheBudget() {
   return std::min(ram / 4, size_t{8} << 30);
 }
 
-cache::Role RoleOf(const std::string& role) {
-  if (role == "system" || role == "developer") return cache::Role::kSystem;
-  if (role == "user") return cache::Role::kUser;
-  if (role == "assistant") return cache::Role::kAssistant;
-  if (role == "tool") return cache::Role::kTool;
-  return cache::Role::kOther;
-}
-
 Json CacheJson(const cache::LookupResult& hit, bool enabled) {
   Json j = Json::object();
   j["kind"] = enabled ? std::string(cache::ToString(hit.kind)) : "off";
@@ -64,7 +56,12 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   e->model_ = model::Model::Load(options.model_path, load);
   const model::ModelConfig& cfg = e->model_->config();
   e->tokenizer_ = std::make_unique<tokenizer::Tokenizer>(tokenizer::VocabularyFromGguf(e->model_->file()));
-  e->prompt_builder_ = std::make_unique<PromptBuilder>(*e->tokenizer_, e->tokenizer_->vocab().chat_template);
+  const tokenizer::Vocabulary& vocab = e->tokenizer_->vocab();
+  const auto token_text = [&](tokenizer::TokenId id) {
+    return id >= 0 && id < static_cast<int32_t>(vocab.size()) ? vocab.tokens[static_cast<size_t>(id)] : std::string();
+  };
+  e->prompt_builder_ =
+      std::make_unique<PromptBuilder>(*e->tokenizer_, vocab.chat_template, token_text(vocab.bos), token_text(vocab.eos));
   e->context_ = options.context > 0 ? options.context : std::min<int64_t>(cfg.n_ctx_train, 65536);
   e->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::DefaultThreadCount());
   e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);
@@ -97,7 +94,7 @@ std::string Engine::Detokenize(const std::vector<int32_t>& ids) {
   return tokenizer_->Decode(ids);
 }
 
-std::string Engine::RenderPrompt(const GenerationInput& input) { return prompt_builder_->Build(input).text; }
+std::string Engine::RenderPrompt(const GenerationInput& input) { return prompt_builder_->Render(input); }
 
 ServiceInfo Engine::Info() {
   ServiceInfo info;
@@ -293,9 +290,9 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Generat
   std::string finish;
   auto emit = [&](const std::string& text, std::vector<TokenLogprob> lps, bool final) -> bool {
     GenerationDelta delta;
-    ReasoningSplitter::Delta split = splitter.Push(text);
+    SplitDelta split = splitter.Feed(text);
     if (final) {
-      ReasoningSplitter::Delta rest = splitter.Flush();
+      SplitDelta rest = splitter.Finish();
       split.content += rest.content;
       split.reasoning += rest.reasoning;
     }

@@ -43,6 +43,11 @@ PromptBuilder::PromptBuilder(const tokenizer::Tokenizer& tokenizer, std::string_
       turn_ends_.push_back(vocab.tokens[id]);
     }
   }
+  // Well-known end-of-turn texts too: a template may use them with a
+  // vocabulary that has no such control token (fallback only).
+  for (const char* text : {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "</s>"}) {
+    if (std::find(turn_ends_.begin(), turn_ends_.end(), text) == turn_ends_.end()) turn_ends_.push_back(text);
+  }
   if (options_.probe_unstable_tail) {
     const auto render = [this](const Json& messages, bool add_generation_prompt, const Json& kwargs) {
       return Tokenize(RenderMessages(messages, nullptr, add_generation_prompt, kwargs), nullptr);
@@ -145,11 +150,19 @@ BuiltPrompt PromptBuilder::Build(const GenerationInput& input) const {
 
 void PromptBuilder::ComputeMessageStarts(const Json& messages, const Json& tools, const Json& kwargs,
                                          BuiltPrompt& prompt) const {
+  // keys[k]: hash of everything the render of messages[0:k] depends on.
+  std::vector<uint64_t> keys(messages.size() + 1);
+  keys[0] = HashBytes(tools.dump(), HashBytes(kwargs.dump()));
+  for (size_t i = 0; i < messages.size(); ++i) keys[i + 1] = HashBytes(messages[i].dump(), keys[i]);
   const auto render_prefix = [&](size_t count) {
+    if (auto memo = prefix_memo_.Find(keys[count])) return *memo;
     Json prefix = Json::array();
     for (size_t i = 0; i < count; ++i) prefix.push_back(messages[i]);
-    return chat::RenderChat(template_, prefix, tools, /*add_generation_prompt=*/false, bos_token_,
-                            eos_token_, kwargs, render_options_);
+    auto text = std::make_shared<const std::string>(chat::RenderChat(
+        template_, prefix, tools, /*add_generation_prompt=*/false, bos_token_, eos_token_, kwargs,
+        render_options_));
+    prefix_memo_.Insert(keys[count], text);
+    return *text;
   };
   const std::vector<size_t> bytes =
       MessageByteStarts(messages.size(), prompt.text, render_prefix, turn_ends_);

@@ -33,6 +33,7 @@
 
 #include "cache/cache_types.h"
 #include "chat/template.h"
+#include "engine/prompt_prefix_renders.h"
 #include "engine/reasoning_splitter.h"
 #include "engine/service.h"
 #include "engine/unstable_tail.h"
@@ -100,6 +101,7 @@ class PromptBuilder {
   chat::RenderOptions render_options_;
   std::vector<std::string> turn_ends_;  // texts of end-of-turn control tokens
   UnstableTail unstable_tail_;
+  mutable PrefixRenderMemo prefix_memo_;  // thread-safe
 };
 
 }  // namespace cairn::engine

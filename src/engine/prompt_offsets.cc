@@ -17,7 +17,7 @@ bool TokenByteOffsets(const tokenizer::Tokenizer& tok, std::span<const int32_t> 
     if (text.compare(pos, bytes.size(), bytes) == 0) {
       pos += bytes.size();
     } else if (spm && !bytes.empty() && bytes[0] == ' ' &&
-               text.compare(pos, bytes.size() - 1, bytes, 1) == 0) {
+               text.compare(pos, bytes.size() - 1, std::string_view(bytes).substr(1)) == 0) {
       pos += bytes.size() - 1;
     } else {
       return false;

@@ -5,8 +5,10 @@
 // eight F32 lane accumulators, lane i fed by the exact int32 dot of elements
 // 4i..4i+3 of each block (x86: maddubs+madd or VNNI dpbusd; NEON: sdot or
 // widening multiplies), one FMA per block with scale dw * dx, then
-// ReduceLanes8's fixed tree. A kernel call handles NB activation rows against
-// one weight row; each weight block is loaded and unpacked once for all NB.
+// ReduceLanes8's fixed tree. On x86 a kernel call computes a register tile of
+// 2 weight rows x up to 4 activation rows; each weight block is loaded and
+// unpacked once for all activation rows, each activation block once for both
+// weight rows. Other targets handle one weight row per call.
 #if defined(CAIRN_KERNELS_GEMM_Q8_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_Q8_INL_H_
 #undef CAIRN_KERNELS_GEMM_Q8_INL_H_
@@ -15,6 +17,9 @@
 #endif
 
 #include <hwy/highway.h>
+
+#include <algorithm>
+
 
 #include "core/half.h"
 #include "kernels/dot_ref.h"
@@ -64,14 +69,14 @@ struct Q4_0Levels {
 HWY_INLINE float BlockScale(const uint8_t* block) { return _cvtsh_ss(LoadHalfBits(block)); }
 
 // Lane i = exact sum of w[j] * x[j] for j in 4i..4i+3 (|x| <= 127, so the
-// int16 pair sums of maddubs cannot saturate).
-HWY_INLINE __m256i DotLanes(__m256i w, __m256i x) {
-  const __m256i abs_w = _mm256_sign_epi8(w, w);
-  const __m256i signed_x = _mm256_sign_epi8(x, w);
+// int16 pair sums of maddubs cannot saturate), given abs_w = |w| and
+// signed_x = x * sign(w).
+HWY_INLINE __m256i DotLanesAbs(__m256i abs_w, __m256i signed_x, __m256i ones16) {
 #if HWY_TARGET == HWY_AVX3_DL
+  (void)ones16;
   return _mm256_dpbusd_epi32(_mm256_setzero_si256(), abs_w, signed_x);
 #else
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_w, signed_x), _mm256_set1_epi16(1));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_w, signed_x), ones16);
 #endif
 }
 
@@ -81,48 +86,99 @@ HWY_INLINE float ReduceLanes8(__m256 acc) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
+// Blocks whose scale products are precomputed together (R * NB * 256 B of stack).
+inline constexpr int64_t kScaleChunk = 64;
+
+// Register tile: R weight rows x NB activation rows, R * NB accumulators of
+// eight F32 lanes (R = 2, NB = 4: 8 of the 16 ymm registers). Per block, each
+// weight row is loaded and its |w| formed once for all NB activation rows,
+// and each activation block is loaded once for both weight rows. Per
+// (row, activation row) the operations are exactly those of the canonical
+// sequence: sign, maddubs, madd (or dpbusd), cvt, one FMA with dw * dx (a
+// vector multiply of the two broadcast scales: the same IEEE product), so
+// the result does not depend on R, NB or the tile position.
 template <class Levels>
 struct Blocks32Kernel {
-  template <int NB>
-  static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
+  static constexpr int kTileRows = 2;
+  static constexpr int kMaxActs = 4;
+
+  // out[i * NB + b] = dot(row i at wrow + i * stride, acts[b]).
+  template <int R, int NB>
+  static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
+    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kMaxActs);
     const int64_t num_blocks = cols / kQK;
-    __m256 acc[NB];
-    for (int b = 0; b < NB; ++b) acc[b] = _mm256_setzero_ps();
+    __m256 acc[R][NB];
+    for (int i = 0; i < R; ++i) {
+      for (int b = 0; b < NB; ++b) acc[i][b] = _mm256_setzero_ps();
+    }
     int64_t k = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
     // Two blocks per 512-bit integer op; the float part stays two 256-bit
     // FMAs in block order, so the canonical sequence is unchanged.
     for (; k + 2 <= num_blocks; k += 2) {
-      const uint8_t* block0 = wrow + k * Levels::kBlockBytes;
-      const uint8_t* block1 = block0 + Levels::kBlockBytes;
-      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(Levels::Load(block0)), Levels::Load(block1), 1);
-      const __mmask64 negative = _mm512_movepi8_mask(w);
-      const __m512i abs_w = _mm512_abs_epi8(w);
-      const float dw0 = BlockScale(block0), dw1 = BlockScale(block1);
-      for (int b = 0; b < NB; ++b) {
-        const __m512i x = _mm512_loadu_si512(acts[b].qs + k * kQK);
-        const __m512i signed_x = _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* block0 = wrow + i * stride + k * Levels::kBlockBytes;
+        const uint8_t* block1 = block0 + Levels::kBlockBytes;
+        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(Levels::Load(block0)), Levels::Load(block1), 1);
+        const __mmask64 negative = _mm512_movepi8_mask(w);
+        const __m512i abs_w = _mm512_abs_epi8(w);
+        const __m256 dw0 = _mm256_set1_ps(BlockScale(block0)), dw1 = _mm256_set1_ps(BlockScale(block1));
+        for (int b = 0; b < NB; ++b) {
+          const __m512i x = _mm512_loadu_si512(acts[b].qs + k * kQK);
+          const __m512i signed_x = _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
 #if HWY_TARGET == HWY_AVX3_DL
-        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_w, signed_x);
+          const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_w, signed_x);
 #else
-        const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(abs_w, signed_x), _mm512_set1_epi16(1));
+          const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(abs_w, signed_x), _mm512_set1_epi16(1));
 #endif
-        const __m512 pf = _mm512_cvtepi32_ps(p);
-        acc[b] = _mm256_fmadd_ps(_mm512_castps512_ps256(pf), _mm256_set1_ps(dw0 * acts[b].d[k]), acc[b]);
-        acc[b] = _mm256_fmadd_ps(_mm512_extractf32x8_ps(pf, 1), _mm256_set1_ps(dw1 * acts[b].d[k + 1]), acc[b]);
+          const __m512 pf = _mm512_cvtepi32_ps(p);
+          const __m256 s0 = _mm256_mul_ps(dw0, _mm256_broadcast_ss(acts[b].d + k));
+          const __m256 s1 = _mm256_mul_ps(dw1, _mm256_broadcast_ss(acts[b].d + k + 1));
+          acc[i][b] = _mm256_fmadd_ps(_mm512_castps512_ps256(pf), s0, acc[i][b]);
+          acc[i][b] = _mm256_fmadd_ps(_mm512_extractf32x8_ps(pf, 1), s1, acc[i][b]);
+        }
       }
     }
 #endif
-    for (; k < num_blocks; ++k) {
-      const uint8_t* block = wrow + k * Levels::kBlockBytes;
-      const __m256i w = Levels::Load(block);
-      const float dw = BlockScale(block);
-      for (int b = 0; b < NB; ++b) {
-        const __m256i p = DotLanes(w, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK)));
-        acc[b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * acts[b].d[k]), acc[b]);
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    while (k < num_blocks) {
+      const int64_t n = std::min<int64_t>(kScaleChunk, num_blocks - k);
+      // scale[i][b][j] = dw(row i, block k + j) * dx(b, block k + j), the
+      // canonical per-block products, eight per vector multiply; written a
+      // whole chunk ahead of the loop that reads them back with broadcast
+      // loads (no FP uop, and no store-forwarding stall).
+      alignas(32) float scale[R][NB][kScaleChunk];
+      for (int i = 0; i < R; ++i) {
+        alignas(16) uint16_t half[kScaleChunk];
+        for (int64_t j = 0; j < n; ++j) half[j] = LoadHalfBits(wrow + i * stride + (k + j) * Levels::kBlockBytes);
+        int64_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+          const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(half + j)));
+          for (int b = 0; b < NB; ++b) _mm256_store_ps(&scale[i][b][j], _mm256_mul_ps(dw, _mm256_loadu_ps(acts[b].d + k + j)));
+        }
+        for (; j < n; ++j) {
+          const float dw = _cvtsh_ss(half[j]);
+          for (int b = 0; b < NB; ++b) scale[i][b][j] = dw * acts[b].d[k + j];
+        }
+      }
+      for (int64_t j = 0; j < n; ++j, ++k) {
+        __m256i w[R], abs_w[R];
+        for (int i = 0; i < R; ++i) {
+          w[i] = Levels::Load(wrow + i * stride + k * Levels::kBlockBytes);
+          abs_w[i] = _mm256_sign_epi8(w[i], w[i]);
+        }
+        for (int b = 0; b < NB; ++b) {
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK));
+          for (int i = 0; i < R; ++i) {
+            const __m256i p = DotLanesAbs(abs_w[i], _mm256_sign_epi8(x, w[i]), ones16);
+            acc[i][b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&scale[i][b][j]), acc[i][b]);
+          }
+        }
       }
     }
-    for (int b = 0; b < NB; ++b) out[b] = ReduceLanes8(acc[b]);
+    for (int i = 0; i < R; ++i) {
+      for (int b = 0; b < NB; ++b) out[i * NB + b] = ReduceLanes8(acc[i][b]);
+    }
   }
 };
 

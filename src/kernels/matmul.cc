@@ -34,8 +34,6 @@
 #include "kernels/quant.h"
 #include "kernels/quant_act.h"
 namespace cairn::kernels {
-// Activation rows per kernel call (accumulators live in registers).
-inline constexpr int kMaxTile = 4;
 // Weight rows whose data is reused from cache across all activation tiles.
 inline constexpr int64_t kRowBlock = 16;
 }  // namespace cairn::kernels
@@ -45,23 +43,78 @@ HWY_BEFORE_NAMESPACE();
 namespace cairn::kernels {
 namespace HWY_NAMESPACE {
 
+// Kernels either provide a register tile of kTileRows weight rows x up to
+// kMaxActs activation rows (Tile<R, NB>, out[i * NB + b]), or only
+// Rows<NB> for one weight row and up to 4 activation rows (float, reference).
+template <class Kernel>
+constexpr int TileRowsOf() {
+  if constexpr (requires { Kernel::kTileRows; }) return Kernel::kTileRows;
+  return 1;
+}
+
+template <class Kernel>
+constexpr int MaxActsOf() {
+  if constexpr (requires { Kernel::kMaxActs; }) return Kernel::kMaxActs;
+  return 4;
+}
+
+template <class Kernel, int R, int NB, class Act>
+HWY_INLINE void CallTile(const MatrixView& w, int64_t r, const Act* acts, float* out) {
+  if constexpr (requires { Kernel::kTileRows; }) {
+    Kernel::template Tile<R, NB>(w.Row(r), w.row_stride_bytes, w.cols, acts, out);
+  } else {
+    static_assert(R == 1);
+    Kernel::template Rows<NB>(w.Row(r), w.cols, acts, out);
+  }
+}
+
+// out[i * nb + b] for the R rows starting at r; nb in [1, MaxActsOf<Kernel>()].
+template <class Kernel, int R, class Act>
+HWY_INLINE void TileSwitch(const MatrixView& w, int64_t r, const Act* acts, int nb, float* out) {
+  constexpr int kMax = MaxActsOf<Kernel>();
+  static_assert(kMax == 4 || kMax == 8);
+  switch (nb) {
+    case 1: return CallTile<Kernel, R, 1>(w, r, acts, out);
+    case 2: return CallTile<Kernel, R, 2>(w, r, acts, out);
+    case 3: return CallTile<Kernel, R, 3>(w, r, acts, out);
+    case 4: return CallTile<Kernel, R, 4>(w, r, acts, out);
+    default: break;
+  }
+  if constexpr (kMax == 8) {
+    switch (nb) {
+      case 5: return CallTile<Kernel, R, 5>(w, r, acts, out);
+      case 6: return CallTile<Kernel, R, 6>(w, r, acts, out);
+      case 7: return CallTile<Kernel, R, 7>(w, r, acts, out);
+      default: return CallTile<Kernel, R, 8>(w, r, acts, out);
+    }
+  }
+}
+
 template <class Kernel, class Act>
 void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
              int64_t r1) {
+  constexpr int kRows = TileRowsOf<Kernel>();
+  constexpr int kActs = MaxActsOf<Kernel>();
   for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
     const int64_t re = std::min(r1, rb + kRowBlock);
-    for (int64_t b = 0; b < batch; b += kMaxTile) {
-      const int nb = static_cast<int>(std::min<int64_t>(kMaxTile, batch - b));
-      for (int64_t r = rb; r < re; ++r) {
-        float out[kMaxTile];
-        const uint8_t* row = w.Row(r);
-        switch (nb) {
-          case 1: Kernel::template Rows<1>(row, w.cols, acts + b, out); break;
-          case 2: Kernel::template Rows<2>(row, w.cols, acts + b, out); break;
-          case 3: Kernel::template Rows<3>(row, w.cols, acts + b, out); break;
-          default: Kernel::template Rows<4>(row, w.cols, acts + b, out); break;
+    for (int64_t b = 0; b < batch; b += kActs) {
+      const int nb = static_cast<int>(std::min<int64_t>(kActs, batch - b));
+      for (int64_t r = rb; r < re;) {
+        float out[kRows * kActs];
+        // A full tile of kRows rows, else single rows (the block tail, and
+        // decode: at width 1 two interleaved weight streams per thread measured
+        // ~25% slower than one). Either way y[b][r] gets the same
+        // per-(row, activation row) operations.
+        const int rows = (nb > 1 && r + kRows <= re) ? kRows : 1;
+        if (rows == kRows) {
+          TileSwitch<Kernel, kRows>(w, r, acts + b, nb, out);
+        } else {
+          TileSwitch<Kernel, 1>(w, r, acts + b, nb, out);
         }
-        for (int i = 0; i < nb; ++i) y[(b + i) * ldy + r] = out[i];
+        for (int i = 0; i < rows; ++i) {
+          for (int j = 0; j < nb; ++j) y[(b + j) * ldy + r + i] = out[i * nb + j];
+        }
+        r += rows;
       }
     }
   }

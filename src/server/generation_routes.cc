@@ -73,14 +73,15 @@ void RunStream(HttpServer::Impl& server, StreamJob& job, const Dialect& dialect,
     }
     std::string last = dialect.chat ? ChatFinalChunk(meta, result, request.include_usage)
                                     : CompletionFinalChunk(meta, result, request.include_usage);
-    session.Finish(last + std::string(kSseDone));
+    last.append(kSseDone);
+    session.Finish(std::move(last));
   } catch (const engine::RequestError& e) {
     job.error = BadRequest(e.what());
-    session.Finish(StreamErrorFrame(400, e.what()) + std::string(kSseDone));
+    session.Finish(StreamErrorFrame(400, e.what()).append(kSseDone));
   } catch (const std::exception& e) {
     LogWarn("generation failed: {}", e.what());
     job.error = ApiError{500, "server_error", e.what()};
-    session.Finish(StreamErrorFrame(500, e.what()) + std::string(kSseDone));
+    session.Finish(StreamErrorFrame(500, e.what()).append(kSseDone));
   }
 }
 

@@ -75,15 +75,15 @@ std::filesystem::path CacheFile() {
   return {};
 }
 
-std::string CacheKey(const std::string& path, int threads) {
+std::string CacheKey(const std::string& path, int threads, int max_width, int iterations) {
   struct stat st {};
   std::string abs = path;
   std::error_code ec;
   const auto canonical = std::filesystem::canonical(path, ec);
   if (!ec) abs = canonical.string();
   if (::stat(path.c_str(), &st) != 0) return {};
-  return fmt::format("v1|{}|{}|{}|w16|t{}", abs, static_cast<int64_t>(st.st_size),
-                     static_cast<int64_t>(st.st_mtime), threads);
+  return fmt::format("v1|{}|{}|{}|w{}|i{}|t{}", abs, static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtime), max_width, iterations, threads);
 }
 
 std::mutex& CacheMutex() {
@@ -99,9 +99,9 @@ std::map<std::string, VerifyCostCurve>& MemoryCache() {
 }  // namespace
 
 VerifyCostCurve CalibratedVerifyCost(const model::Model& model, const std::string& model_path, ThreadPool& pool,
-                                     bool use_disk) {
-  const std::string key = CacheKey(model_path, pool.num_threads());
-  if (key.empty()) return MeasureVerifyCost(model, pool);
+                                     bool use_disk, int max_width, int iterations) {
+  const std::string key = CacheKey(model_path, pool.num_threads(), max_width, iterations);
+  if (key.empty()) return MeasureVerifyCost(model, pool, max_width, 32, iterations);
   std::lock_guard<std::mutex> lock(CacheMutex());
   if (auto it = MemoryCache().find(key); it != MemoryCache().end()) return it->second;
   const std::filesystem::path file = use_disk ? CacheFile() : std::filesystem::path();
@@ -125,7 +125,7 @@ VerifyCostCurve CalibratedVerifyCost(const model::Model& model, const std::strin
       }
     }
   }
-  VerifyCostCurve curve = MeasureVerifyCost(model, pool);
+  VerifyCostCurve curve = MeasureVerifyCost(model, pool, max_width, 32, iterations);
   MemoryCache()[key] = curve;
   if (!file.empty()) {
     std::error_code ec;

@@ -41,10 +41,10 @@ VerifyCostCurve MeasureVerifyCost(const model::Model& model, ThreadPool& pool, i
 
 // MeasureVerifyCost, cached per process and in
 // $XDG_CACHE_HOME/cairn/spec-calibration.json (else ~/.cache/cairn/...),
-// keyed by model path, file size, mtime, width and thread count. `use_disk`
-// false skips the file (tests).
+// keyed by model path, file size, mtime, max width, iterations and thread
+// count. `use_disk` false skips the file.
 VerifyCostCurve CalibratedVerifyCost(const model::Model& model, const std::string& model_path, ThreadPool& pool,
-                                     bool use_disk = true);
+                                     bool use_disk = true, int max_width = 16, int iterations = 3);
 
 // (1 - a^{k+1}) / (1 - a); k + 1 when a == 1.
 double ExpectedCommitted(double acceptance, int cap);

@@ -29,7 +29,12 @@ namespace cairn::spec {
 // is sampled from the drafter's own processed distribution q, from its own Rng
 // stream, and q goes to exact speculative sampling.
 struct DraftSampling {
-  sampling::SamplingParams params;  // temperature 0 = greedy drafts
+  // temperature 0 (the default here) = greedy drafts.
+  sampling::SamplingParams params = [] {
+    sampling::SamplingParams p;
+    p.temperature = 0.0f;
+    return p;
+  }();
   uint64_t seed = 0;
 };
 

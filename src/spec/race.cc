@@ -119,7 +119,7 @@ std::vector<RaceArm> RunRace(const model::Model& target, std::span<const int32_t
                              ThreadPool& pool) {
   std::vector<RaceArm> arms;
   arms.push_back(RunArm(target, prompt, SpecMode::kBaseline, options, pool));
-  const std::vector<int32_t>& base = arms[0].tokens;
+  const std::vector<int32_t> base = arms[0].tokens;  // a copy: arms grows below
   for (SpecMode mode : options.modes) {
     if (mode == SpecMode::kBaseline) continue;
     RaceArm arm = RunArm(target, prompt, mode, options, pool);

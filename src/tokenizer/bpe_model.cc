@@ -16,6 +16,21 @@ uint64_t PairKey(TokenId left, TokenId right) {
 
 size_t HashKey(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 17); }
 
+// One symbol of a word being merged; symbols form a doubly linked list.
+struct Symbol {
+  TokenId id;    // kNoToken once absorbed into its left neighbour
+  int32_t prev;
+  int32_t next;  // -1 at the ends
+};
+
+// A mergeable adjacent pair, queued by merge rank.
+struct Candidate {
+  int32_t rank;
+  int32_t left;  // symbol index of the pair's left half
+  TokenId left_id;
+  TokenId right_id;
+};
+
 }  // namespace
 
 BpeModel::BpeModel(const Vocabulary& vocab, const std::vector<std::string>& token_bytes)
@@ -105,24 +120,16 @@ void BpeModel::EncodeWord(std::string_view word, std::vector<TokenId>& out) cons
 }
 
 void BpeModel::MergeWord(std::string_view word, std::vector<TokenId>& out) const {
-  struct Symbol {
-    TokenId id;
-    int32_t prev;
-    int32_t next;  // -1 at the ends
-  };
-  struct Candidate {
-    int32_t rank;
-    int32_t left;  // symbol index of the pair's left half
-    TokenId left_id;
-    TokenId right_id;
-  };
   // Min-heap on (rank, left): std heaps are max-heaps, so invert the order.
   const auto later = [](const Candidate& a, const Candidate& b) {
     return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
   };
 
-  std::vector<Symbol> symbols;
-  symbols.reserve(word.size());
+  // Per-thread scratch: cache misses would otherwise allocate twice per word.
+  thread_local std::vector<Symbol> symbols;
+  thread_local std::vector<Candidate> heap;
+  symbols.clear();
+  heap.clear();
   for (char c : word) {
     const TokenId id = byte_token_[static_cast<uint8_t>(c)];
     if (id == kNoToken) continue;  // vocabulary without this byte: drop it, as HF does
@@ -132,8 +139,6 @@ void BpeModel::MergeWord(std::string_view word, std::vector<TokenId>& out) const
   if (symbols.empty()) return;
   symbols.back().next = -1;
 
-  std::vector<Candidate> heap;
-  heap.reserve(symbols.size());
   const auto push_pair = [&](int32_t left) {
     if (left < 0) return;
     const int32_t right = symbols[left].next;

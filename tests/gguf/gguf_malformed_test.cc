@@ -278,7 +278,7 @@ TEST(GgufMalformed, OffsetsMustBePackedInInfoOrder) {
 
 TEST(GgufMalformed, DataBeyondEndOfFile) {
   std::vector<uint8_t> bytes = TwoTensors(32);
-  bytes.resize(bytes.size() - 1);  // second tensor data cut by one byte
+  bytes.pop_back();  // second tensor data cut by one byte
   ExpectLoadError(bytes, {"tensor 'b' (info at offset 98): data [192, 224) extends beyond the end of the file (size 223)"});
   Raw big;  // offsets fine, data far larger than the file
   big.Header(1, 0).TensorInfo("w", {1 << 20}, kF32, 0).PadTo(32);

@@ -116,6 +116,11 @@ class FakeService : public engine::GenerationService {
       std::mt19937_64 rng(options.seed ? *options.seed : std::random_device{}());
       answer += " #" + std::to_string(rng() % 1000000);
     }
+    // Stop strings: the answer ends before the first one (never emitted,
+    // as the real engine's hold-back guarantees).
+    for (const auto& stop : options.stop) {
+      if (size_t at = answer.find(stop); at != std::string::npos) answer.resize(at);
+    }
     std::vector<std::pair<std::string, bool>> pieces;  // (token text, is reasoning)
     if (think) {
       for (const auto& c : SplitChars("thinking...")) pieces.emplace_back(c, true);
@@ -140,13 +145,6 @@ class FakeService : public engine::GenerationService {
         break;
       }
       std::string next = (is_reasoning ? reasoning : content) + piece;
-      if (!is_reasoning) {
-        bool stopped = false;
-        for (const auto& stop : options.stop) {
-          if (next.size() >= stop.size() && next.find(stop) != std::string::npos) stopped = true;
-        }
-        if (stopped) break;  // the stop string is never emitted
-      }
       if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       ++result.completion_tokens;
       engine::GenerationDelta delta;

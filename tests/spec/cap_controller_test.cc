@@ -82,11 +82,11 @@ TEST(CapCalibration, MeasuresEveryWidthAndCachesOnDisk) {
   const std::string dir = test::TempDir() + "/xdg";
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   const std::string path = (std::filesystem::temp_directory_path() / "cairn-spec-test-models/qwen3-1.gguf").string();
-  const VerifyCostCurve a = CalibratedVerifyCost(m, path, test::Pool());
-  ASSERT_EQ(a.max_width(), 16);
+  const VerifyCostCurve a = CalibratedVerifyCost(m, path, test::Pool(), true, /*max_width=*/4, /*iterations=*/1);
+  ASSERT_EQ(a.max_width(), 4);
   for (double s : a.seconds) EXPECT_GT(s, 0.0);
   EXPECT_TRUE(std::filesystem::exists(dir + "/cairn/spec-calibration.json"));
-  const VerifyCostCurve b = CalibratedVerifyCost(m, path, test::Pool());  // memory hit
+  const VerifyCostCurve b = CalibratedVerifyCost(m, path, test::Pool(), true, 4, 1);  // memory hit
   EXPECT_EQ(a.seconds, b.seconds);
 }
 

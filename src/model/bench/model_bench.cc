@@ -33,11 +33,12 @@ std::vector<int32_t> RandomTokens(std::mt19937_64& rng, int64_t n, int n_vocab) 
 // Wall and CPU clocks (and the profiler) around one timed phase.
 class PhaseClock {
  public:
-  PhaseClock() : cpu0_(ProcessCpuSeconds()) { prof::Reset(); }
+  PhaseClock() : cpu0_(ProcessCpuSeconds()), thread_cpu0_(prof::ThreadCpuNanos()) { prof::Reset(); }
   PhaseTiming Finish(int64_t tokens, int threads) const {
     PhaseTiming t;
     t.wall_s = wall_.Seconds();
     t.cpu_s = (ProcessCpuSeconds() - cpu0_) / threads;
+    t.thread_cpu_s = 1e-9 * static_cast<double>(prof::ThreadCpuNanos() - thread_cpu0_);
     t.tokens = tokens;
     t.load_avg = LoadAverage1();
     if (prof::Enabled()) t.profile = prof::Snapshot();
@@ -47,6 +48,7 @@ class PhaseClock {
  private:
   Stopwatch wall_;
   double cpu0_;
+  int64_t thread_cpu0_;
 };
 
 void Prefill(const Model& model, SequenceState& state, std::span<const int32_t> tokens, int64_t chunk_tokens,

@@ -53,6 +53,7 @@ struct PhaseTiming {
   int64_t tokens = 0;         // tokens processed in the timed part
   double wall_s = 0.0;
   double cpu_s = 0.0;         // process CPU seconds / threads
+  double thread_cpu_s = 0.0;  // CPU seconds of the calling thread (profile base)
   double best_step_s = 0.0;   // decode: fastest single step
   double load_avg = 0.0;      // 1-minute load average when the phase ended
   prof::Totals profile{};     // when BenchOptions::profile
