@@ -32,14 +32,17 @@ class Dict {
   const Value* Find(std::string_view key) const;
   Value* Find(std::string_view key);
   void Set(std::string key, Value value);  // replaces in place or appends
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-  auto begin() const { return entries_.begin(); }
-  auto end() const { return entries_.end(); }
-  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+  using Entries = std::vector<std::pair<std::string, Value>>;
+  // Defined after Value (below): std::pair needs the complete type, and
+  // clang instantiates these eagerly.
+  size_t size() const;
+  bool empty() const;
+  Entries::const_iterator begin() const;
+  Entries::const_iterator end() const;
+  const Entries& entries() const { return entries_; }
 
  private:
-  std::vector<std::pair<std::string, Value>> entries_;
+  Entries entries_;
 };
 
 // Anything invocable from a template: macros, builtin globals, bound methods.
@@ -145,5 +148,10 @@ void DumpJson(const Value& value, const JsonDumpOptions& options, std::string* o
 // UTF-8 helpers (templates index and slice strings by code point like Python).
 std::vector<uint32_t> DecodeUtf8(std::string_view s);
 void AppendUtf8(uint32_t cp, std::string* out);
+
+inline size_t Dict::size() const { return entries_.size(); }
+inline bool Dict::empty() const { return entries_.empty(); }
+inline Dict::Entries::const_iterator Dict::begin() const { return entries_.begin(); }
+inline Dict::Entries::const_iterator Dict::end() const { return entries_.end(); }
 
 }  // namespace cairn::chat

@@ -18,8 +18,6 @@
 
 #include <hwy/highway.h>
 
-#include <algorithm>
-
 
 #include "core/half.h"
 #include "kernels/dot_ref.h"
@@ -86,9 +84,6 @@ HWY_INLINE float ReduceLanes8(__m256 acc) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
-// Blocks whose scale products are precomputed together (R * NB * 256 B of stack).
-inline constexpr int64_t kScaleChunk = 64;
-
 // Register tile: R weight rows x NB activation rows, R * NB accumulators of
 // eight F32 lanes (R = 2, NB = 4: 8 of the 16 ymm registers). Per block, each
 // weight row is loaded and its |w| formed once for all NB activation rows,
@@ -141,38 +136,21 @@ struct Blocks32Kernel {
     }
 #endif
     const __m256i ones16 = _mm256_set1_epi16(1);
-    while (k < num_blocks) {
-      const int64_t n = std::min<int64_t>(kScaleChunk, num_blocks - k);
-      // scale[i][b][j] = dw(row i, block k + j) * dx(b, block k + j), the
-      // canonical per-block products, eight per vector multiply; written a
-      // whole chunk ahead of the loop that reads them back with broadcast
-      // loads (no FP uop, and no store-forwarding stall).
-      alignas(32) float scale[R][NB][kScaleChunk];
+    for (; k < num_blocks; ++k) {
+      __m256i w[R], abs_w[R];
+      __m256 dw[R];
       for (int i = 0; i < R; ++i) {
-        alignas(16) uint16_t half[kScaleChunk];
-        for (int64_t j = 0; j < n; ++j) half[j] = LoadHalfBits(wrow + i * stride + (k + j) * Levels::kBlockBytes);
-        int64_t j = 0;
-        for (; j + 8 <= n; j += 8) {
-          const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(half + j)));
-          for (int b = 0; b < NB; ++b) _mm256_store_ps(&scale[i][b][j], _mm256_mul_ps(dw, _mm256_loadu_ps(acts[b].d + k + j)));
-        }
-        for (; j < n; ++j) {
-          const float dw = _cvtsh_ss(half[j]);
-          for (int b = 0; b < NB; ++b) scale[i][b][j] = dw * acts[b].d[k + j];
-        }
+        const uint8_t* block = wrow + i * stride + k * Levels::kBlockBytes;
+        w[i] = Levels::Load(block);
+        abs_w[i] = _mm256_sign_epi8(w[i], w[i]);
+        dw[i] = _mm256_set1_ps(BlockScale(block));
       }
-      for (int64_t j = 0; j < n; ++j, ++k) {
-        __m256i w[R], abs_w[R];
+      for (int b = 0; b < NB; ++b) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK));
+        const __m256 dx = _mm256_broadcast_ss(acts[b].d + k);
         for (int i = 0; i < R; ++i) {
-          w[i] = Levels::Load(wrow + i * stride + k * Levels::kBlockBytes);
-          abs_w[i] = _mm256_sign_epi8(w[i], w[i]);
-        }
-        for (int b = 0; b < NB; ++b) {
-          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK));
-          for (int i = 0; i < R; ++i) {
-            const __m256i p = DotLanesAbs(abs_w[i], _mm256_sign_epi8(x, w[i]), ones16);
-            acc[i][b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&scale[i][b][j]), acc[i][b]);
-          }
+          const __m256i p = DotLanesAbs(abs_w[i], _mm256_sign_epi8(x, w[i]), ones16);
+          acc[i][b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[i], dx), acc[i][b]);
         }
       }
     }

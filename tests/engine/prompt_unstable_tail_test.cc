@@ -35,8 +35,8 @@ TEST(UnstableTail, ProbesOnRealTemplates) {
     // Mistral's template has no generation prompt (g = 0): no probe, unstable = 1.
     EXPECT_EQ(builder.unstable_tail().probes().empty(), name == "mistral") << name;
     for (const TailProbe& probe : builder.unstable_tail().probes()) {
-      std::printf("%-8s tail %-40s g=%zu u=%lld\n", name.c_str(),
-                  ("'" + tok.DecodeBytes(probe.tail, true) + "'").c_str(), probe.tail.size(),
+      const std::string tail_text = tok.DecodeBytes(probe.tail, true);
+      std::printf("%-8s tail '%s' g=%zu u=%lld\n", name.c_str(), tail_text.c_str(), probe.tail.size(),
                   static_cast<long long>(probe.unstable));
       EXPECT_GE(probe.tail.size(), 1u);
       EXPECT_LE(probe.tail.size(), 64u);

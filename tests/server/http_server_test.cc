@@ -339,7 +339,11 @@ TEST(HttpServer, StopCancelsRunningGeneration) {
     PostStream(live->server->port(), "/v1/chat/completions",
                ChatBody("[long] [delay=10]", {{"stream", true}, {"max_tokens", 100000}}).dump());
   });
-  while (live->service.active == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (live->service.active == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(live->service.active, 1);
   auto start = std::chrono::steady_clock::now();
   live->server->Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));

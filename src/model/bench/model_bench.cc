@@ -117,6 +117,14 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
   events.erase(std::unique(events.begin(), events.end()), events.end());
   const int64_t max_depth = options.depths.empty() ? -1 : *std::max_element(options.depths.begin(), options.depths.end());
 
+  // Warm-up, untimed: the first token faults in every page of the mapped
+  // weights (minor faults), which would otherwise be charged to the first phase.
+  {
+    if (options.on_phase) options.on_phase("warm-up (untimed)", 1);
+    std::unique_ptr<SequenceState> state = model.NewState();
+    Prefill(model, *state, RandomTokens(rng, 1, n_vocab), options.chunk_tokens, pool);
+  }
+
   BenchResult out;
   std::unique_ptr<SequenceState> running = model.NewState();  // continued from depth to depth
   for (const auto& [length, kind] : events) {
