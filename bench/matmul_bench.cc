@@ -12,8 +12,9 @@
 //     multiply-accumulate peak of the active target on the threads used:
 //       peak = threads * f * lanes_per_op * ops_per_cycle,
 //     f * ops_per_cycle measured directly by a loop of independent maddubs
-//     (best of 7; AVX2: lanes_per_op = 32 int8 MACs per vpmaddubsw ymm), and
-//     f alone by a dependent-add loop (1 cycle per add) for information.
+//     (best of 7; AVX2: lanes_per_op = 32 int8 MACs per vpmaddubsw ymm; Zen 3
+//     shows 2 per cycle), and f alone by a dependent-add loop (1 cycle per
+//     add) for information.
 // (c) Thread-pool overhead: a 1024 x 1024 matrix at width 1 with 1 and 2
 //     threads (see BM_SmallDecode).
 #include <benchmark/benchmark.h>

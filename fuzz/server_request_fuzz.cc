@@ -1,16 +1,11 @@
 // libFuzzer target: HTTP request-body parsing (chat and completions) must
 // never crash, hang or leak, whatever the bytes; it either yields a request
 // or an error message.
-//
-// fuzz/CMakeLists.txt links the fuzzers against cairn_tokenizer/chat/gguf/core
-// only, not cairn_server, so the (pure, dependency-free) parser source is
-// compiled into this target directly. If cairn_server is added to that link
-// line, replace this include with "server/request_parser.h".
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "server/request_parser.cc"
+#include "server/request_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);

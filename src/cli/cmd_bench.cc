@@ -37,8 +37,12 @@ struct BenchArgs {
 constexpr double kMB = 1e6;
 
 void PrintPhase(const char* what, int64_t tokens) {
-  std::fprintf(stderr, "bench: %s %lld tokens (load %.1f)\n", what, static_cast<long long>(tokens),
-               bench::LoadAverage1());
+  if (tokens > 0) {
+    std::fprintf(stderr, "bench: %s %lld tokens (load %.1f)\n", what, static_cast<long long>(tokens),
+                 bench::LoadAverage1());
+  } else {
+    std::fprintf(stderr, "bench: %s (load %.1f)\n", what, bench::LoadAverage1());
+  }
 }
 
 // Decode: effective read rate of the layer matrices and of the output head
@@ -189,7 +193,7 @@ const CommandRegistration kRegistration{"bench", 80, [](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "Measure prefill and decode speed of a model against this machine's memory bandwidth");
   cmd->add_option("--model", args->model_path, "GGUF model file")->required();
-  cmd->add_option("--prompt-tokens", args->prompt_tokens, "Prefill lengths (fresh state, random tokens)")
+  cmd->add_option("--prompt-tokens", args->prompt_tokens, "Prefill lengths (fresh state, random tokens; 0 = none)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--depths", args->depths, "Decode depths (cached tokens before the timed decode steps)")

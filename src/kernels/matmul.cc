@@ -4,15 +4,16 @@
 //
 // Loop structure per thread (rows [r0, r1) of the output features):
 //   for each block of kRowBlock weight rows (kept hot in L1/L2)
-//     for each tile of up to kMaxTile activation rows
-//       for each weight row r: kernel<NB>(row r, tile) -> y[tile][r]
-// Batch 1 (decode) degenerates to one streaming pass over the weights. Small
-// batches (speculative verification) load and unpack every weight block once
-// per tile of 4 rows from L1. Large batches (prefill) reuse each block of rows
-// from cache for every tile, and each activation tile from L1 for every row.
-// Each y[b][r] is produced by one kernel call whose operation sequence does
-// not depend on NB, the tile, the row block or the thread: the exactness
-// contract of matmul.h.
+//     for each tile of up to kMaxActs activation rows
+//       for each group of kTileRows weight rows: kernel tile -> y[tile][rows]
+// Tile shapes are per kernel (Q8_0/Q4_0 on x86: 2 x 4; K-quants: 1 x 8;
+// others 1 x 4). Batch 1 (decode) degenerates to one streaming pass over the
+// weights, one row at a time. Small batches (speculative verification) load
+// and unpack every weight block once per tile. Large batches (prefill) reuse
+// each block of rows from cache for every tile, and each activation tile
+// from L1 for every row. Each y[b][r] is produced by one kernel call whose
+// operation sequence for (r, b) does not depend on the tile shape, the tile,
+// the row block or the thread: the exactness contract of matmul.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/matmul.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

@@ -50,12 +50,15 @@ struct Weights {
 int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512 : 320; }
 
 // Quantized types: MatMul must equal MatMulReference bit for bit (same
-// activation quantization, exact integer dots, canonical float order).
+// activation quantization, exact integer dots, canonical float order). The
+// batches cover every register-tile width (1..4 for 32-element blocks, 1..8
+// for K-quants, plus tails) and the odd row count the 2-row tile's tail row.
 // Float types: the SIMD sum order differs from the double reference; the
 // classic bound |error| <= n * 2^-24 * sum |w x| holds for any order (n = cols).
 TEST(MatMulTest, MatchesReferenceOnEveryTarget) {
   const std::vector<int64_t> batches =
-      Sanitized() ? std::vector<int64_t>{1, 3, 17} : std::vector<int64_t>{1, 2, 3, 4, 8, 16, 17, 64, 130};
+      Sanitized() ? std::vector<int64_t>{1, 3, 6, 17}
+                  : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 64, 130};
   const int64_t rows = Sanitized() ? 13 : 37;
   ThreadPool pool(2);
   for (DType type : kAllTypes) {

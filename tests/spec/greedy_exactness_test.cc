@@ -130,7 +130,9 @@ TEST(GreedyExactnessAdaptive, ParkingAndProbingKeepTheOutput) {
   const DecodeOutput out = DecodeSpeculative(m, *state, pre.last_logits, {}, sampler, history, random, o, Pool());
   EXPECT_EQ(Ids(out), base);
   EXPECT_LT(controller.acceptance(), 0.6);
-  if (!test::Sanitized()) EXPECT_EQ(controller.current_cap(), 0) << out.stats.Summary();
+  if (!test::Sanitized()) {
+    EXPECT_EQ(controller.current_cap(), 0) << out.stats.Summary();
+  }
 }
 
 TEST(GreedyExactnessRace, RaceReportsIdenticalForEveryMode) {

@@ -98,7 +98,7 @@ DecodeBytes CountDecodeBytes(const Model& model) {
 BenchResult RunModelBench(const Model& model, const BenchOptions& options, ThreadPool& pool) {
   if (options.decode_tokens < 1 && !options.depths.empty()) Fail("--decode-tokens must be >= 1");
   for (int64_t n : options.prompt_tokens) {
-    if (n < 1) Fail("prompt lengths must be >= 1 (got {})", n);
+    if (n < 0) Fail("prompt lengths must be >= 0 (got {})", n);
   }
   for (int64_t d : options.depths) {
     if (d < 0) Fail("depths must be >= 0 (got {})", d);
@@ -111,7 +111,9 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
 
   // (length, kind) with kind 0 = prompt, 1 = decode depth; prompts first on ties.
   std::vector<std::pair<int64_t, int>> events;
-  for (int64_t n : options.prompt_tokens) events.emplace_back(n, 0);
+  for (int64_t n : options.prompt_tokens) {
+    if (n > 0) events.emplace_back(n, 0);  // 0: no prefill measurement
+  }
   for (int64_t d : options.depths) events.emplace_back(d, 1);
   std::sort(events.begin(), events.end());
   events.erase(std::unique(events.begin(), events.end()), events.end());

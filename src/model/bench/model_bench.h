@@ -2,7 +2,7 @@
 // the bytes a decode step must read, and the per-category time split.
 //
 // A one-token warm-up (untimed) faults the mapped weights in first.
-// Prefill: for each prompt length, a fresh state and random token ids, one
+// Prefill: for each prompt length (0 = skip), a fresh state and random token ids, one
 // Forward (chunked by chunk_tokens) returning the last token's logits.
 // Decode at depth D: a state prefilled (untimed) to D tokens, then
 // decode_tokens steps of one token with greedy (argmax) feedback; the state is
