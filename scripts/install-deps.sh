@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libhwy-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libfmt-dev
-  libpcre2-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libpcre2-dev libutf8proc-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev python3 python3-pip python3-venv python3-pytest
   g++-aarch64-linux-gnu
 )

@@ -260,6 +260,22 @@ def feature_cases():
      ("none_attr", "{{ n.foo }}|{{ n.foo is defined }}"),
      ("nested_loops", "{% for a in [1, 2] %}{% for b in 'xy' %}{{ loop.index }}{{ a }}{{ b }} {% endfor %}{{ loop.index }}|{% endfor %}"),
      ("filter_on_expr", "{{ (xs + [9])|length }} {{ not xs|length }} {{ xs|length > 2 }}"),
+     ("percent_basic", "{{ '%s-%s' % (1, 'a') }}|{{ '%s' % xs }}|{{ '%d%%' % 50 }}|{{ 'x=%r' % 'q' }}|{{ '%(a)s+%(b)d' % d }}|{{ '%s' % none }}|{{ '%s' % d }}|{{ 'n=' ~ '%d' % 3.9 }}"),
+     ("percent_numbers", "{{ '%5d|%-5d|%05d|%+d|% d|%.3d' % (42, 42, -42, 42, 42, 7) }}|{{ '%x %X %o %#x %#X %#o' % (255, 255, 8, 255, 255, 8) }}|{{ '%.2f %e %g %G %10.3f %-8.2e|' % (3.14159, 12345.678, 0.00001234, 1e20, f, -f) }}|{{ '%#g %g %#.0f %F' % (1.5, 100000000, 2.0, 1e300 * 1e300) }}"),
+     ("percent_strings", "{{ '%c%c' % (65, 'é') }}|{{ '%.3s|%5s|%-5s|%r' % ('abcdef', 'ab', 'é', u) }}|{{ '%*d|%.*f|%-*s|' % (4, 7, 1, 2.25, 3, 'x') }}|{{ '%s %s' % ([1, 2], msgs[0]) }}|{{ '%(role)s: %(content)s' % msgs[1] }}"),
+     ("percent_err_few", "{{ '%s %s' % (1,) }}"),
+     ("percent_err_many", "{{ '%s' % (1, 2) }}"),
+     ("percent_err_type", "{{ '%d' % 'x' }}"),
+     ("percent_err_char", "{{ '%z' % 1 }}"),
+     ("percent_err_key", "{{ '%(zz)s' % d }}"),
+     ("percent_undefined", "[{{ '%s' % nope }}]"),
+     ("percent_err_undefined", "{{ '%d' % nope }}"),
+     ("format_filter", "{{ '%s and %s'|format('a', 'b') }}|{{ '%(x)s!'|format(x=1) }}|{{ '%05.1f'|format(f) }}|{{ 'plain'|format }}|{{ '%s'|format(xs) }}|{{ 5|format }}"),
+     ("format_filter_err", "{{ '%s %(x)s'|format(1, x=2) }}"),
+     ("truncate", "{{ 'foo bar baz qux'|truncate(9) }}|{{ 'foo bar baz qux'|truncate(9, true) }}|{{ 'foo bar baz qux'|truncate(11, false, '…', 0) }}|{{ 'short'|truncate(3, leeway=2) }}|{{ u|truncate(5, true, '.', 0) }}|{{ 'abcdefghij'|truncate(5, leeway=0) }}|{{ 'a b c d e f g h'|truncate(length=6, leeway=1) }}"),
+     ("truncate_err", "{{ 'abcdef'|truncate(2) }}"),
+     ("batch_slice", "{{ range(7)|batch(3)|list }}|{{ range(7)|batch(3, 'x')|list }}|{{ range(7)|slice(3)|list }}|{{ range(7)|slice(3, 0)|list }}|{% for row in xs|batch(2) %}{{ row|join }};{% endfor %}|{{ []|batch(2)|list }}|{{ range(2)|slice(4)|list }}"),
+     ("center_attr", "[{{ 'ab'|center(7) }}][{{ 'abc'|center(6) }}][{{ 'é'|center(4) }}][{{ 'toolong'|center(3) }}][{{ 5|center(3) }}]{{ d|attr('a') }}|{{ d|attr('items') is callable }}|{{ (msgs|first)|attr('role') }}|{{ d|attr('get')('b') }}"),
     ]
     return ctx, snips
 

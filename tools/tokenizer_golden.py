@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
-"""Generates the Qwen3 tokenizer golden file for Cairn's differential test.
+"""Generates the tokenizer golden files for Cairn's differential tests.
 
-Loads the real HF tokenizer (shared/testdata/qwen3-tokenizer/tokenizer.json)
-with the `tokenizers` library, builds a deterministic corpus (prose, code,
-JSON, CJK, emoji, combining marks, whitespace runs, digits, contractions,
-mixed scripts, random Unicode, special-token-looking strings) and writes one
-JSON object per line to tests/tokenizer/golden/qwen3_hf_golden.jsonl:
+1. Qwen3: loads the real HF tokenizer (shared/testdata/qwen3-tokenizer/
+   tokenizer.json) with the `tokenizers` library, builds a deterministic corpus
+   (prose, code, JSON, CJK, emoji, combining marks, whitespace runs, digits,
+   contractions, mixed scripts, random Unicode, special-token-looking strings,
+   and non-NFC text: decomposed accents, Hangul jamo, unordered combining-mark
+   runs, emoji ZWJ sequences, random code points of every plane) and writes
+   tests/tokenizer/golden/qwen3_hf_golden.jsonl. Texts are written as
+   generated (not NFC'd): the tokenizer's NFC normalizer is part of the test.
+2. Two small tokenizers trained here with `tokenizers`, committed with their
+   goldens (tests/tokenizer/golden/tiny_*):
+   - tiny_spm: SentencePiece-style BPE (byte_fallback, <0xXX> tokens,
+     Prepend("▁") + Replace(" " -> "▁") normalizer; Llama-2/TinyLlama layout);
+   - tiny_spm_metaspace_{first,always}: the same vocabulary with a Metaspace
+     pre-tokenizer (split: false) instead, as newer Llama/Mistral files;
+   - tiny_nfc_bpe: byte-level BPE with the Qwen2 split and an NFC normalizer.
+   Both carry added tokens with lstrip / rstrip / single_word / normalized.
 
-  {"text": "...", "special": false, "ids": [...]}
-
+Each golden line is {"text": "...", "special": bool, "ids": [...]}.
 `special: false` lines are encoded with add_special_tokens=False and special
 tokens NOT parsed (tokenizer.encode_special_tokens = True; HF still splits out
 non-special added tokens such as <think>, as Cairn does). `special: true`
 lines parse special tokens (HF's default).
 
-Texts are NFC-normalised before writing: the Qwen3 tokenizer applies NFC,
-Cairn (like llama.cpp) does not, and the test compares tokenization only.
-
-CI does not run this (it needs `pip install tokenizers`); the output is
+CI does not run this (it needs `pip install tokenizers`); the outputs are
 committed. Usage: tools/tokenizer_golden.py [--out PATH] [--count N]
 """
 import argparse
@@ -245,6 +252,70 @@ def random_unicode(rng):
     return "".join(out)
 
 
+def decomposed(rng):
+    """NFD (or NFKD) prose with accented words: HF composes it back."""
+    words = ["café", "naïve", "résumé", "Zürich", "Ångström", "ñandú", "Dvořák", "Łódź", "São Paulo",
+             "Việt Nam", "Ελληνικά", "ῥῆμα", "한국어", "ダブル", "Ǆemal", "ﬁnance", "Å"]
+    text = " ".join(rng.choice(words + WORDS) for _ in range(rng.randint(2, 15)))
+    return unicodedata.normalize(rng.choice(["NFD", "NFD", "NFKD"]), text)
+
+
+def hangul_jamo(rng):
+    """Conjoining jamo L V (T): NFC composes them into syllables."""
+    out = []
+    for _ in range(rng.randint(1, 12)):
+        s = chr(rng.randint(0x1100, 0x1112)) + chr(rng.randint(0x1161, 0x1175))
+        if rng.random() < 0.5:
+            s += chr(rng.randint(0x11A8, 0x11C2))
+        if rng.random() < 0.2:  # precomposed LV + trailing T jamo
+            s = chr(0xAC00 + 28 * rng.randint(0, 398)) + chr(rng.randint(0x11A8, 0x11C2))
+        out.append(s + rng.choice(["", "", " ", ".", "\n"]))
+    return "".join(out)
+
+
+def mark_runs(rng):
+    """Bases followed by combining marks in non-canonical order (NFC reorders)."""
+    marks = [0x0300, 0x0301, 0x0308, 0x0316, 0x0323, 0x0327, 0x0328, 0x031B, 0x0345, 0x0338,
+             0x05B0, 0x064B, 0x0E48, 0x302A, 0x20D7, 0x1DF6, 0x0898, 0x1E08F, 0x11F41]
+    out = []
+    for _ in range(rng.randint(1, 10)):
+        base = rng.choice(list("aeiouAEOUnNcCsSzZ<>=ω") + ["α", "Α", "и", "ᄀ"])
+        out.append(base + "".join(chr(rng.choice(marks)) for _ in range(rng.randint(1, 5))))
+        out.append(rng.choice(["", " ", "x", "\n"]))
+    return "".join(out)
+
+
+def emoji_zwj(rng):
+    parts = ["👨", "👩", "👧", "👦", "❤", "💋",
+             "🏻", "🏿", "️", "‍", "⃣", "🇦", "🇺"]
+    out = []
+    for _ in range(rng.randint(1, 8)):
+        out.append("‍".join(rng.choice(parts) for _ in range(rng.randint(1, 5))))
+        out.append(rng.choice(["", " ", rng.choice(WORDS)]))
+    return "".join(out)
+
+
+def random_code_points(rng):
+    """Any code point of any plane (unassigned, private use, noncharacters too)."""
+    out = []
+    for _ in range(rng.randint(1, 30)):
+        r = rng.random()
+        cp = rng.randint(0x300, 0x36F) if r < 0.2 else rng.randint(1, 0x10FFFF)
+        if 0xD800 <= cp <= 0xDFFF:
+            cp = 0x301
+        out.append(chr(cp))
+    return "".join(out)
+
+
+def near_special_marks(rng):
+    """Marks right after special-token text: NFC must not reach across a split token."""
+    parts = []
+    for _ in range(rng.randint(1, 5)):
+        parts.append(rng.choice(SPECIALS + NEAR_SPECIALS + ["=", "<", ">"]))
+        parts.append(rng.choice(["̸", "́", "é", "가", ""]))
+    return "".join(parts)
+
+
 def ascii_noise(rng):
     return "".join(rng.choice(string.printable) for _ in range(rng.randint(1, 80)))
 
@@ -271,33 +342,168 @@ GENERATORS = [
     (prose, 14), (python_code, 8), (cpp_code, 8), (js_code, 5), (json_text, 8), (cjk, 8),
     (emoji, 5), (combining, 6), (whitespace, 8), (digits, 6), (mixed, 10), (random_unicode, 6),
     (ascii_noise, 4), (special_looking, 6), (long_runs, 3),
+    (decomposed, 5), (hangul_jamo, 3), (mark_runs, 4), (emoji_zwj, 3), (random_code_points, 4),
 ]
+
+
+def write_golden(tok, texts_specials, path):
+    lines = []
+    for text, special in texts_specials:
+        tok.encode_special_tokens = not special
+        ids = tok.encode(text, add_special_tokens=False).ids
+        lines.append(json.dumps({"text": text, "special": special, "ids": ids}, ensure_ascii=False))
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(lines) + "\n")
+    total = sum(len(t.encode()) for t, _ in texts_specials)
+    print(f"wrote {len(lines)} cases, {total} text bytes, to {path}")
+
+
+def qwen3_corpus(rng, count, special_count):
+    funcs = [f for f, w in GENERATORS for _ in range(w)]
+    out = []
+    for i in range(count + special_count):
+        special = i >= count
+        r = rng.random()
+        if special and r < 0.6:
+            text = special_looking(rng)
+        elif special and r < 0.75:
+            text = near_special_marks(rng)
+        else:
+            text = rng.choice(funcs)(rng)
+        out.append((text, special))
+    return out
+
+
+def training_text(rng, n):
+    funcs = [prose, prose, python_code, json_text, cjk, digits, whitespace, decomposed]
+    return [rng.choice(funcs)(rng) for _ in range(n)]
+
+
+def tiny_spm(rng):
+    """SentencePiece-style BPE in the Llama-2 tokenizer.json layout."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, trainers
+    tok = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"),
+                                           normalizers.Replace(" ", "\u2581")])
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+                                     decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    trainer = trainers.BpeTrainer(vocab_size=1200, special_tokens=["<unk>", "<s>", "</s>"],
+                                  limit_alphabet=120, max_token_length=10, show_progress=False)
+    tok.train_from_iterator(training_text(rng, 1500), trainer)
+    # Re-number: <unk> <s> </s>, the 256 byte-fallback tokens, then the rest (Llama-2 order).
+    spec = json.loads(tok.to_str())
+    trained = sorted(spec["model"]["vocab"].items(), key=lambda kv: kv[1])
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for text, _ in trained:
+        vocab.setdefault(text, len(vocab))
+    spec["model"]["vocab"] = vocab
+    for added in spec["added_tokens"]:
+        added["id"] = vocab[added["content"]]
+    tok = Tokenizer.from_str(json.dumps(spec))
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, normalized=False, special=True),
+                            AddedToken("<sep>", rstrip=True, normalized=False, special=True)])
+    tok.add_tokens([AddedToken("[WORD]", single_word=True, normalized=False),
+                    AddedToken("<both>", lstrip=True, rstrip=True, normalized=False)])
+    return tok
+
+
+def tiny_nfc_bpe(rng):
+    """Byte-level BPE with the Qwen2 split regex and an NFC normalizer (as Qwen3)."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers
+    from tokenizers import pre_tokenizers, trainers
+    qwen = json.load(open(os.path.join(SHARED, "testdata/qwen3-tokenizer/tokenizer.json")))
+    regex = qwen["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"]
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(regex), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=1000, special_tokens=["<|end|>"], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(training_text(rng, 1500), trainer)
+    tok.add_special_tokens([AddedToken("<|lst|>", lstrip=True, normalized=False, special=True),
+                            AddedToken("<|rst|>", rstrip=True, normalized=False, special=True)])
+    tok.add_tokens([AddedToken("<w>", single_word=True, normalized=False),
+                    AddedToken("Ån", normalized=True),          # also matches "A\u030an", "\u212bn"
+                    AddedToken("é!", normalized=True, lstrip=True),
+                    AddedToken("<raw é>", normalized=False)])  # matched only as written (NFC)
+    return tok
+
+
+TINY_ADDED = ["<mask>", "<sep>", "[WORD]", "<both>", "<|end|>", "<|lst|>", "<|rst|>", "<w>",
+              "Ån", "A\u030an", "\u212bn", "é!", "e\u0301!", "<raw é>", "<raw e\u0301>", "<s>",
+              "</s>", "<unk>"]
+
+
+def tiny_corpus(rng, count):
+    """Added tokens with every kind of neighbour, plus ordinary and non-NFC text."""
+    neighbours = ["", " ", "  ", "\t", "\n", " \n ", "\u3000", "\u00a0", "x", "_", "1", "é",
+                  "e\u0301", ".", "-", "\u0301", "中", "🦙", "\u2581", " \u2581"]
+    gens = [prose_short, digits, cjk, combining, decomposed, whitespace, mark_runs]
+    out = []
+    for i in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.5:
+                parts.append(rng.choice(neighbours) + rng.choice(TINY_ADDED) + rng.choice(neighbours))
+            else:
+                parts.append(rng.choice(gens)(rng))
+        out.append(("".join(parts), i % 2 == 1))
+    return out
+
+
+def metaspace_variant(spm, scheme):
+    """The tiny SPM vocabulary with a Metaspace pre-tokenizer instead of the
+    Prepend/Replace normalizer (the layout of newer Llama/Mistral files)."""
+    from tokenizers import Tokenizer
+    spec = json.loads(spm.to_str())
+    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": scheme, "split": False}
+    spec["normalizer"] = None
+    spec["pre_tokenizer"] = metaspace
+    spec["decoder"] = metaspace
+    return Tokenizer.from_str(json.dumps(spec))
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.path.join(ROOT, "tests/tokenizer/golden/qwen3_hf_golden.jsonl"))
-    parser.add_argument("--count", type=int, default=3000)
-    parser.add_argument("--special-count", type=int, default=300)
+    parser.add_argument("--count", type=int, default=3600)
+    parser.add_argument("--special-count", type=int, default=400)
+    parser.add_argument("--tiny-count", type=int, default=600)
+    parser.add_argument("--retrain", action="store_true",
+                        help="retrain the tiny tokenizers (tokenizers' trainer breaks count ties "
+                             "arbitrarily, so a retrained vocabulary differs from run to run)")
     args = parser.parse_args()
 
     from tokenizers import Tokenizer  # imported here so --help works without it
 
     tok = Tokenizer.from_file(os.path.join(SHARED, "testdata/qwen3-tokenizer/tokenizer.json"))
     rng = random.Random(20260822)
-    funcs = [f for f, w in GENERATORS for _ in range(w)]
-    lines = []
-    for i in range(args.count + args.special_count):
-        special = i >= args.count
-        text = special_looking(rng) if special and rng.random() < 0.7 else rng.choice(funcs)(rng)
-        text = unicodedata.normalize("NFC", text)
-        tok.encode_special_tokens = not special
-        ids = tok.encode(text, add_special_tokens=False).ids
-        lines.append(json.dumps({"text": text, "special": special, "ids": ids}, ensure_ascii=False))
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(lines) + "\n")
-    total = sum(len(json.loads(l)["text"].encode()) for l in lines)
-    print(f"wrote {len(lines)} cases, {total} text bytes, to {args.out}")
+    write_golden(tok, qwen3_corpus(rng, args.count, args.special_count), args.out)
+
+    golden_dir = os.path.dirname(args.out)
+    for name, make in [("tiny_spm", tiny_spm), ("tiny_nfc_bpe", tiny_nfc_bpe)]:
+        rng = random.Random(name)
+        path = os.path.join(golden_dir, f"{name}_tokenizer.json")
+        tiny = make(rng)  # always run: keeps the corpus rng stream identical
+        if args.retrain or not os.path.exists(path):
+            tiny.save(path, pretty=False)
+        else:
+            tiny = Tokenizer.from_file(path)
+        write_golden(tiny, tiny_corpus(rng, args.tiny_count),
+                     os.path.join(golden_dir, f"{name}_golden.jsonl"))
+        if name == "tiny_spm":
+            spm = tiny
+    for scheme in ("first", "always"):
+        name = f"tiny_spm_metaspace_{scheme}"
+        rng = random.Random(name)
+        tiny = metaspace_variant(spm, scheme)
+        tiny.save(os.path.join(golden_dir, f"{name}_tokenizer.json"), pretty=False)
+        write_golden(tiny, tiny_corpus(rng, args.tiny_count // 2),
+                     os.path.join(golden_dir, f"{name}_golden.jsonl"))
 
 
 if __name__ == "__main__":

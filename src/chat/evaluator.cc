@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 
+#include "chat/percent_format.h"
 #include "chat/template.h"
 #include "core/error.h"
 
@@ -636,6 +637,13 @@ Value Evaluator::Eval(const Expr& e) {
     case ExprKind::kBinary: {
       Value a = Eval(*e.items[0]);
       Value b = Eval(*e.items[1]);
+      if (e.name == "%" && a.is_string()) {
+        // Python unpacks a tuple operand; a tuple literal is the only way to
+        // know (tuples evaluate to lists, and a list is one argument).
+        const bool unpack = e.items[1]->kind == ExprKind::kTuple;
+        const List args = unpack ? b.AsList() : List{b};
+        return Value::String(PercentFormat(a.AsString(), args, b.is_dict() ? &b : nullptr, *this));
+      }
       return Binary(e.name, a, b);
     }
     case ExprKind::kAnd: {
@@ -742,7 +750,9 @@ Value Evaluator::Binary(const std::string& op, const Value& a, const Value& b) {
       if (m != 0 && ((m < 0) != (b.AsDouble() < 0))) m += b.AsDouble();
       return Value::Float(m);
     }
-    if (a.is_string()) Fail("unsupported template construct: printf-style string formatting with '%'");
+    if (a.is_string()) {
+      return Value::String(PercentFormat(a.AsString(), List{b}, b.is_dict() ? &b : nullptr, *this));
+    }
   } else if (op == "**") {
     if (ints && b.AsInt() >= 0) {
       int64_t result = 1, base = a.AsInt();

@@ -6,6 +6,7 @@
 
 #include "chat/builtins.h"
 #include "chat/evaluator.h"
+#include "chat/percent_format.h"
 #include "chat/strings.h"
 #include "core/error.h"
 
@@ -490,6 +491,128 @@ Value Escape(Evaluator&, const Value& v, CallArgs&) {
   return Value::String(std::move(out));
 }
 
+// Jinja2's do_format: `value % (kwargs or args)`; not both at once.
+Value Format(Evaluator& ev, const Value& v, CallArgs& a) {
+  if (!a.positional.empty() && !a.keyword.empty()) {
+    Fail("can't handle positional and keyword arguments at the same time");
+  }
+  if (a.keyword.empty()) return Value::String(PercentFormat(SoftStr(v), a.positional, nullptr, ev));
+  Dict kwargs;
+  for (const auto& [key, value] : a.keyword) kwargs.Set(key, value);
+  const Value mapping = Value::MakeDict(std::move(kwargs));
+  return Value::String(PercentFormat(SoftStr(v), List{mapping}, &mapping, ev));
+}
+
+// Jinja2's do_truncate with the default policy truncate.leeway = 5; lengths
+// count code points.
+Value Truncate(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("truncate", 4, {"length", "killwords", "end", "leeway"});
+  const int64_t length = a.GetOr(0, "length", Value::Int(255)).AsInt();
+  const bool killwords = a.GetOr(1, "killwords", Value::Bool(false)).Truthy();
+  const std::string end = a.GetOr(2, "end", Value::String("...")).Str();
+  const Value leeway_v = a.GetOr(3, "leeway", Value::None());
+  const int64_t leeway = leeway_v.is_none() ? 5 : leeway_v.AsInt();
+  const std::vector<uint32_t> end_cps = DecodeUtf8(end);
+  const auto end_len = static_cast<int64_t>(end_cps.size());
+  if (length < end_len) Fail("expected length >= {}, got {}", end_len, length);
+  if (leeway < 0) Fail("expected leeway >= 0, got {}", leeway);
+  const std::string s = SoftStr(v);
+  const std::vector<uint32_t> cps = DecodeUtf8(s);
+  if (static_cast<int64_t>(cps.size()) <= length + leeway) return Value::String(s);
+  std::string head;
+  for (int64_t i = 0; i < length - end_len; ++i) AppendUtf8(cps[static_cast<size_t>(i)], &head);
+  if (!killwords) {
+    const size_t space = head.rfind(' ');
+    if (space != std::string::npos) head.resize(space);
+  }
+  head += end;
+  ev.CheckSize(head.size());
+  return Value::String(std::move(head));
+}
+
+// Jinja2's do_batch: lists of `linecount` items, the last padded with
+// fill_with when given (a generator there; a list here, same when iterated).
+Value Batch(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("batch", 2, {"linecount", "fill_with"});
+  const Value* count_v = a.Get(0, "linecount");
+  if (count_v == nullptr) Fail("do_batch() missing 1 required positional argument: 'linecount'");
+  const int64_t count = count_v->AsInt();
+  if (count <= 0) Fail("batch size must be positive, got {}", count);
+  const Value fill = a.GetOr(1, "fill_with", Value::None());
+  List out, row;
+  for (Value& item : Iterate(v)) {
+    ev.Step();
+    if (static_cast<int64_t>(row.size()) == count) out.push_back(Value::MakeList(std::move(row))), row = {};
+    row.push_back(std::move(item));
+  }
+  if (!row.empty()) {
+    while (!fill.is_none() && static_cast<int64_t>(row.size()) < count) row.push_back(fill);
+    out.push_back(Value::MakeList(std::move(row)));
+  }
+  return Value::MakeList(std::move(out));
+}
+
+// Jinja2's do_slice: `slices` columns, the first (len % slices) one longer;
+// shorter ones padded with fill_with when given.
+Value SliceFilter(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("slice", 2, {"slices", "fill_with"});
+  const Value* slices_v = a.Get(0, "slices");
+  if (slices_v == nullptr) Fail("do_slice() missing 1 required positional argument: 'slices'");
+  const int64_t slices = slices_v->AsInt();
+  if (slices == 0) Fail("integer division or modulo by zero");
+  if (slices < 0 || slices > 100000) Fail("slice count {} is out of range", slices);
+  const Value fill = a.GetOr(1, "fill_with", Value::None());
+  const List seq = Iterate(v);
+  const auto length = static_cast<int64_t>(seq.size());
+  const int64_t per_slice = length / slices;
+  const int64_t with_extra = length % slices;
+  int64_t offset = 0;
+  List out;
+  for (int64_t k = 0; k < slices; ++k) {
+    ev.Step();
+    const int64_t start = offset + k * per_slice;
+    if (k < with_extra) ++offset;
+    const int64_t end = offset + (k + 1) * per_slice;
+    List part(seq.begin() + start, seq.begin() + end);
+    if (!fill.is_none() && k >= with_extra) part.push_back(fill);
+    out.push_back(Value::MakeList(std::move(part)));
+  }
+  return Value::MakeList(std::move(out));
+}
+
+// str.center(width): Python puts the odd padding space on the right unless
+// both the padding and the width are odd.
+Value Center(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("center", 1, {"width"});
+  const std::string s = SoftStr(v);
+  const int64_t width = std::min<int64_t>(a.GetOr(0, "width", Value::Int(80)).AsInt(), 1 << 20);
+  const auto len = static_cast<int64_t>(DecodeUtf8(s).size());
+  if (width <= len) return Value::String(s);
+  const int64_t margin = width - len;
+  const int64_t left = margin / 2 + (margin & width & 1);
+  std::string out(static_cast<size_t>(left), ' ');
+  out += s;
+  out.append(static_cast<size_t>(margin - left), ' ');
+  ev.CheckSize(out.size());
+  return Value::String(std::move(out));
+}
+
+// Jinja2's do_attr: getattr() only (no item fallback), so a dict key is
+// undefined while dict methods are found.
+Value Attr(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("attr", 1, {"name"});
+  const Value* name = a.Get(0, "name");
+  if (name == nullptr) Fail("do_attr() missing 1 required positional argument: 'name'");
+  const std::string key = name->Str();
+  if (v.is_dict()) {
+    Value method = FindMethod(v, key);
+    return method.is_undefined()
+               ? Value::Undefined(fmt::format("'dict object' has no attribute '{}'", key))
+               : method;
+  }
+  return ev.GetAttr(v, key);
+}
+
 struct FilterEntry {
   std::string_view name;
   FilterFn fn;
@@ -504,7 +627,8 @@ constexpr FilterEntry kFilters[] = {
     {"items", Items}, {"dictsort", DictSort}, {"safe", Safe}, {"int", Int}, {"float", Float},
     {"abs", Abs}, {"round", Round}, {"unique", Unique}, {"sort", Sort}, {"reverse", Reverse},
     {"indent", Indent}, {"wordcount", WordCount}, {"e", Escape}, {"escape", Escape},
-    {"min", Min}, {"max", Max}, {"sum", Sum},
+    {"min", Min}, {"max", Max}, {"sum", Sum}, {"format", Format}, {"truncate", Truncate},
+    {"batch", Batch}, {"slice", SliceFilter}, {"center", Center}, {"attr", Attr},
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "core/timer.h"
 #include "engine/prompt_builder.h"
 #include "engine/reasoning_splitter.h"
+#include "engine/spec_runner.h"
+#include "engine/answer_stream.h"
 #include "sampling/sampler.h"
 #include "sampling/token_history.h"
 #include "tokenizer/gguf_vocab.h"
@@ -65,6 +67,15 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   e->context_ = options.context > 0 ? options.context : std::min<int64_t>(cfg.n_ctx_train, 65536);
   e->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::DefaultThreadCount());
   e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);
+  if (!options.draft_model_path.empty()) {
+    e->draft_model_ = model::Model::Load(options.draft_model_path, load);
+    if (e->draft_model_->n_vocab() != cfg.n_vocab) {
+      Fail("draft model {} has a vocabulary of {} tokens but the model has {}: they must share one",
+           options.draft_model_path, e->draft_model_->n_vocab(), cfg.n_vocab);
+    }
+  }
+  e->spec_ = std::make_unique<SpecRunner>(*e->model_, options.model_path, e->draft_model_.get(),
+                                          options.draft_model_path, *e->pool_, options.spec_mode);
 
   cache::PrefixCacheConfig cc;
   cc.enabled = options.prefix_cache;
@@ -115,7 +126,9 @@ ServiceInfo Engine::Info() {
                                              {"budget_mb", cc.budget_bytes >> 20},
                                              {"rung_tokens", cc.rung_tokens},
                                              {"min_reuse", cc.min_reuse}}},
-                       {"spec", options_.spec_mode}};
+                       {"spec", Json{{"mode", spec_->default_mode()},
+                                     {"draft_model", options_.draft_model_path},
+                                     {"mtp", spec_->has_mtp()}}}};
   return info;
 }
 
@@ -159,7 +172,7 @@ GenerationResult Engine::Generate(const GenerationInput& input, const Generation
   const double queue_seconds = queue_clock.Seconds();
   try {
     const BuiltPrompt prompt = prompt_builder_->Build(input);
-    GenerationResult result = GenerateLocked(prompt, options, on_delta, on_progress);
+    GenerationResult result = GenerateLocked(prompt, input.tools, options, on_delta, on_progress);
     result.queue_seconds = queue_seconds;
     RequestRecord record;
     record.finish_reason = result.finish_reason;
@@ -179,7 +192,7 @@ GenerationResult Engine::Generate(const GenerationInput& input, const Generation
   }
 }
 
-GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const GenerationOptions& options,
+GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& tools, const GenerationOptions& options,
                                         const std::function<bool(const GenerationDelta&)>& on_delta,
                                         const std::function<bool(int64_t, int64_t)>& on_progress) {
   const Stopwatch clock;
@@ -210,8 +223,12 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Generat
   }
   const int64_t max_tokens = std::max<int64_t>(1, std::min<int64_t>(options.max_tokens, context_ - n_prompt));
 
+  const SpecChoice spec_choice = spec_->Resolve(options.spec_mode);
+  const bool want_prompt_hidden = SpecRunner::NeedsPromptHidden(spec_choice.mode);
+
   GenerationResult result;
   result.prompt_tokens = n_prompt;
+  result.report_token_ids = options.return_token_ids;
 
   // --- prefix cache lookup and restore ---------------------------------------
   model::SequenceState& st = *state_;
@@ -252,6 +269,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Generat
   }
   prefill.tokens = std::span<const int32_t>(tokens).subspan(static_cast<size_t>(hit.reuse_tokens));
   prefill.chunk_tokens = options_.prefill_chunk_tokens;
+  prefill.all_hidden = want_prompt_hidden;  // the MTP drafter reads the suffix's hidden rows
   bool cancelled = false;
   prefill.progress = [&](int64_t done, int64_t total) {
     (void)total;
@@ -279,38 +297,31 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Generat
     return result;
   }
 
-  // --- decode -----------------------------------------------------------------
+  // --- decode (plain or speculative: the same tokens either way) ----------------
   sampling::TokenHistory history(tokens);
   std::vector<int32_t> all_tokens = tokens;
   tokenizer::StreamingDetokenizer detok(*tokenizer_);
   tokenizer::StopStringMatcher stops(options.stop);
-  ReasoningSplitter splitter(prompt.reasoning_open);
-  std::vector<float> logits(out.logits.data(), out.logits.data() + cfg.n_vocab);
+  AnswerStream answer(prompt.reasoning_open, tools);
   const Stopwatch decode_clock;
   std::string finish;
   auto emit = [&](const std::string& text, std::vector<TokenLogprob> lps, bool final) -> bool {
-    GenerationDelta delta;
-    SplitDelta split = splitter.Feed(text);
-    if (final) {
-      SplitDelta rest = splitter.Finish();
-      split.content += rest.content;
-      split.reasoning += rest.reasoning;
-    }
-    delta.content = std::move(split.content);
-    delta.reasoning = std::move(split.reasoning);
+    GenerationDelta delta = answer.Push(text, final);
     delta.logprobs = std::move(lps);
-    result.content += delta.content;
-    result.reasoning += delta.reasoning;
     for (const auto& lp : delta.logprobs) result.logprobs.push_back(lp);
-    if (delta.content.empty() && delta.reasoning.empty() && delta.logprobs.empty()) return true;
+    if (delta.content.empty() && delta.reasoning.empty() && delta.logprobs.empty() && delta.tool_calls.is_null()) {
+      return true;
+    }
     return on_delta ? on_delta(delta) : true;
   };
-  while (true) {
-    const sampling::SampledToken sampled = sampler->Sample(logits, history);
+  // One emitted token: false ends the decode at it (end of generation, stop
+  // string, max_tokens, client gone); the decoder then rolls the state back
+  // so that it holds exactly the committed tokens before this one.
+  auto on_token = [&](const sampling::SampledToken& sampled) -> bool {
     const int32_t tok = sampled.token;
     if (result.completion_tokens == 0) result.ttft_seconds = clock.Seconds();
-    history.Append(tok);
     all_tokens.push_back(tok);
+    result.completion_ids.push_back(tok);
     ++result.completion_tokens;
     std::vector<TokenLogprob> lps;
     if (options.logprobs) {
@@ -324,32 +335,46 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Generat
     if (!options.ignore_eos && tokenizer_->IsEndOfGeneration(tok)) {
       finish = "stop";
       if (!emit(stops.Flush(), std::move(lps), true)) finish = "cancelled";
-      break;
+      return false;
     }
     const tokenizer::StopStringMatcher::Result r = stops.Push(detok.Push(tok));
     if (r.stopped) {
       finish = "stop";
       emit(r.text, std::move(lps), true);
-      break;
+      return false;
     }
     if (result.completion_tokens >= max_tokens) {
       finish = "length";
       emit(r.text + stops.Push(detok.Flush()).text + stops.Flush(), std::move(lps), true);
-      break;
+      return false;
     }
     if (!emit(r.text, std::move(lps), false)) {
       finish = "cancelled";
-      break;
+      return false;
     }
-    // Feed the token back for the next logits.
-    model::ForwardRequest step;
-    step.tokens = std::span<const int32_t>(&all_tokens.back(), 1);
-    model_->Forward(st, step, &out, *pool_);
-    std::copy(out.logits.data(), out.logits.data() + cfg.n_vocab, logits.begin());
-  }
+    return true;
+  };
+  spec::DecodeOptions decode;
+  decode.max_tokens = static_cast<int>(max_tokens);
+  decode.on_token = on_token;
+  decode.hidden_from = hit.reuse_tokens;
+  const std::span<const float> last_logits(out.logits.data() + (out.n_rows - 1) * cfg.n_vocab,
+                                           static_cast<size_t>(cfg.n_vocab));
+  const std::span<const float> prompt_hidden =
+      want_prompt_hidden ? std::span<const float>(out.hidden.data(), out.hidden.size()) : std::span<const float>();
+  const spec::DecodeOutput decoded =
+      spec_->Decode(spec_choice, st, last_logits, prompt_hidden, *sampler, history, decode);
+  if (finish.empty()) finish = "length";  // the decoder hit max_tokens first (same condition)
   result.decode_seconds = decode_clock.Seconds();
-  result.finish_reason = finish;
-  result.spec = Json{{"mode", "baseline"}, {"target_forwards", result.completion_tokens}};
+  result.content = answer.content();
+  result.reasoning = answer.reasoning();
+  result.tool_calls = answer.tool_calls();
+  result.finish_reason = finish == "stop" && !result.tool_calls.empty() ? "tool_calls" : finish;
+  result.spec = spec_->StatsJson(spec_choice, decoded.stats);
+  metrics_.RecordSpec(spec::SpecModeName(spec_choice.mode), decoded.stats);
+  if (st.n_tokens() + 1 != static_cast<int64_t>(all_tokens.size())) {
+    Fail("decode left {} tokens in the state for {} committed", st.n_tokens(), all_tokens.size());
+  }
   insert(all_tokens);
   return result;
 }

@@ -26,6 +26,7 @@
 namespace cairn::engine {
 
 class PromptBuilder;
+class SpecRunner;
 struct BuiltPrompt;
 
 class Engine : public GenerationService {
@@ -51,17 +52,19 @@ class Engine : public GenerationService {
 
  private:
   explicit Engine(const EngineOptions& options);
-  GenerationResult GenerateLocked(const BuiltPrompt& prompt, const GenerationOptions& options,
+  GenerationResult GenerateLocked(const BuiltPrompt& prompt, const Json& tools, const GenerationOptions& options,
                                   const std::function<bool(const GenerationDelta&)>& on_delta,
                                   const std::function<bool(int64_t, int64_t)>& on_progress);
 
   EngineOptions options_;
   std::unique_ptr<model::Model> model_;
+  std::unique_ptr<model::Model> draft_model_;  // --draft-model, same vocabulary
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
   std::unique_ptr<cache::PrefixCache> cache_;
   std::unique_ptr<model::SequenceState> state_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<SpecRunner> spec_;
   std::vector<int32_t> end_tokens_;  // end-of-generation ids
   int64_t context_ = 0;
   FifoLock fifo_;

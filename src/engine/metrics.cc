@@ -43,6 +43,23 @@ void EngineMetrics::Record(const RequestRecord& r) {
   if (r.completion_tokens > 1) decode_speed_.Observe(r.decode_tokens_per_sec);
 }
 
+void EngineMetrics::RecordSpec(const std::string& mode, const spec::SpecStats& stats) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SpecCounters& c = spec_[mode];
+  ++c.requests;
+  c.rounds += static_cast<uint64_t>(stats.rounds);
+  c.drafted += static_cast<uint64_t>(stats.drafted);
+  c.accepted += static_cast<uint64_t>(stats.accepted);
+  c.committed += static_cast<uint64_t>(stats.committed);
+  c.target_forwards += static_cast<uint64_t>(stats.target_forwards);
+  if (c.accepted_per_round.size() < stats.accept_histogram.size()) {
+    c.accepted_per_round.resize(stats.accept_histogram.size(), 0);
+  }
+  for (size_t j = 0; j < stats.accept_histogram.size(); ++j) {
+    c.accepted_per_round[j] += static_cast<uint64_t>(stats.accept_histogram[j]);
+  }
+}
+
 std::string EngineMetrics::Text(const cache::CacheStats* cache, const std::string& extra) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
@@ -57,6 +74,33 @@ std::string EngineMetrics::Text(const cache::CacheStats* cache, const std::strin
   counter("cairn_generated_tokens_total", "Tokens generated.", generated_tokens_);
   ttft_.Write("cairn_ttft_seconds", "Time to first token (queue excluded).", &out);
   decode_speed_.Write("cairn_decode_tokens_per_second", "Decode speed per request.", &out);
+  if (!spec_.empty()) {
+    auto labelled = [&](const char* name, const char* help, uint64_t SpecCounters::*field) {
+      out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", name, help, name);
+      for (const auto& [mode, c] : spec_) out += fmt::format("{}{{mode=\"{}\"}} {}\n", name, mode, c.*field);
+    };
+    labelled("cairn_spec_requests_total", "Decodes by speculative mode (baseline = plain decoding).",
+             &SpecCounters::requests);
+    labelled("cairn_spec_rounds_total", "Decode rounds (one target forward each).", &SpecCounters::rounds);
+    labelled("cairn_spec_drafted_tokens_total", "Draft tokens verified.", &SpecCounters::drafted);
+    labelled("cairn_spec_accepted_tokens_total", "Draft tokens accepted.", &SpecCounters::accepted);
+    labelled("cairn_spec_committed_tokens_total", "Tokens emitted by speculative or plain decoding.",
+             &SpecCounters::committed);
+    // Acceptance histogram: drafts accepted per round (le = j accepted).
+    const char* h = "cairn_spec_accepted_per_round";
+    out += fmt::format("# HELP {} Draft tokens accepted per round.\n# TYPE {} histogram\n", h, h);
+    for (const auto& [mode, c] : spec_) {
+      uint64_t cumulative = 0, sum = 0, count = 0;
+      for (size_t j = 0; j < c.accepted_per_round.size(); ++j) {
+        cumulative += c.accepted_per_round[j];
+        sum += j * c.accepted_per_round[j];
+        count += c.accepted_per_round[j];
+        out += fmt::format("{}_bucket{{mode=\"{}\",le=\"{}\"}} {}\n", h, mode, j, cumulative);
+      }
+      out += fmt::format("{}_bucket{{mode=\"{}\",le=\"+Inf\"}} {}\n{}_sum{{mode=\"{}\"}} {}\n"
+                         "{}_count{{mode=\"{}\"}} {}\n", h, mode, cumulative, h, mode, sum, h, mode, count);
+    }
+  }
   if (cache != nullptr) {
     out += "# HELP cairn_cache_hits_total Prefix-cache lookups by hit kind.\n# TYPE cairn_cache_hits_total counter\n";
     for (int k = 0; k < cache::kNumHitKinds; ++k) {

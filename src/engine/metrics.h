@@ -4,11 +4,13 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "cache/cache_types.h"
+#include "spec/spec_stats.h"
 
 namespace cairn::engine {
 
@@ -40,6 +42,8 @@ class EngineMetrics {
  public:
   EngineMetrics();
   void Record(const RequestRecord& r);
+  // Speculative-decoding counters of one finished decode, by mode.
+  void RecordSpec(const std::string& mode, const spec::SpecStats& stats);
   // Prometheus text; `cache` adds the prefix-cache counters.
   std::string Text(const cache::CacheStats* cache, const std::string& extra = "") const;
 
@@ -53,6 +57,11 @@ class EngineMetrics {
   uint64_t generated_tokens_ = 0;
   Histogram ttft_;
   Histogram decode_speed_;
+  struct SpecCounters {
+    uint64_t requests = 0, rounds = 0, drafted = 0, accepted = 0, committed = 0, target_forwards = 0;
+    std::vector<uint64_t> accepted_per_round;  // [j] = rounds that accepted exactly j drafts
+  };
+  std::map<std::string, SpecCounters> spec_;  // by mode
 };
 
 }  // namespace cairn::engine

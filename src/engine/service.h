@@ -54,6 +54,7 @@ struct GenerationOptions {
   int top_logprobs = 0;             // 0..20
   std::string spec_mode;            // "" = server default; lookup|draft|mtp|baseline|auto
   bool use_prefix_cache = true;
+  bool return_token_ids = false;    // x_cairn.completion_token_ids (extension, as vLLM's field)
 };
 
 struct TokenLogprob {
@@ -68,16 +69,25 @@ struct GenerationDelta {
   std::string content;              // answer text
   std::string reasoning;            // text inside <think>...</think>
   std::vector<TokenLogprob> logprobs;  // for the tokens this delta covers
+  // Complete tool calls (OpenAI stream shape: [{index, id, type, function:
+  // {name, arguments}}]); sent once, with the last delta, when the request had
+  // tools and the answer called them. Null otherwise.
+  Json tool_calls;
 };
 
 struct GenerationResult {
   std::string content;              // full answer text (reasoning split out)
   std::string reasoning;
-  std::string finish_reason;        // "stop" | "length" | "cancelled"
+  std::string finish_reason;        // "stop" | "length" | "tool_calls" | "cancelled"
+  // OpenAI message.tool_calls parsed from the answer when the request had
+  // tools (content then holds only the text outside the calls).
+  Json tool_calls = Json::array();
   std::vector<TokenLogprob> logprobs;
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;        // prompt tokens served by the prefix cache
   int64_t completion_tokens = 0;
+  std::vector<int32_t> completion_ids;  // the generated token ids, in order
+  bool report_token_ids = false;        // options.return_token_ids: put them in x_cairn
   double ttft_seconds = 0;          // request start (queue excluded) to first token
   double prefill_seconds = 0;
   double decode_seconds = 0;

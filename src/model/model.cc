@@ -62,7 +62,11 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
   const int64_t n_rows = req.all_logits ? total : 1;
   result->n_rows = n_rows;
   result->logits.Resize(static_cast<size_t>(n_rows * V));
-  if (req.want_hidden) result->hidden.Resize(static_cast<size_t>(n_rows * E));
+  if (req.all_hidden) {
+    result->hidden.Resize(static_cast<size_t>(total * E));
+  } else if (req.want_hidden) {
+    result->hidden.Resize(static_cast<size_t>(n_rows * E));
+  }
   if (req.verify != nullptr) req.verify->Begin(st, total);
 
   const std::vector<int64_t> ends =
@@ -121,7 +125,13 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
       kernels::RmsNorm(x + first_row * E, E, weights_.output_norm, cfg.rms_eps, rows, E, normed, E);
       const int64_t row0 = req.all_logits ? offset : 0;
       kernels::MatMul(weights_.output, normed, E, rows, result->logits.data() + row0 * V, V, pool);
-      if (req.want_hidden) std::memcpy(result->hidden.data() + row0 * E, normed, rows * E * sizeof(float));
+      if (req.want_hidden && !req.all_hidden) {
+        std::memcpy(result->hidden.data() + row0 * E, normed, rows * E * sizeof(float));
+      }
+    }
+    if (req.all_hidden) {
+      prof::Scope scope(prof::kNormRopeAct);
+      kernels::RmsNorm(x, E, weights_.output_norm, cfg.rms_eps, n, E, result->hidden.data() + offset * E, E);
     }
     result->n_processed += n;
     p0 = end;

@@ -37,6 +37,10 @@ struct ForwardRequest {
   std::span<const int32_t> tokens;      // appended at state.n_tokens()
   bool all_logits = false;              // logits for every token (else only the last)
   bool want_hidden = false;             // final-norm hidden state of each logits row
+  // Final-norm hidden state of EVERY token ([tokens][n_embd] in
+  // ForwardResult::hidden), whatever all_logits says: an MTP drafter needs the
+  // prompt's hidden rows but not its logits (the LM head is the costly part).
+  bool all_hidden = false;
   // Absolute positions p (state.n_tokens() < p <= end) at which to snapshot the
   // recurrent state (state after p tokens); delivered through on_checkpoint.
   std::vector<int64_t> checkpoint_positions;

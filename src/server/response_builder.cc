@@ -72,6 +72,7 @@ Json XCairnJson(const engine::GenerationResult& result) {
             {"cache", result.cache},
             {"spec", result.spec}};
   if (fresh > 0 && result.prefill_seconds > 0) x["prefill_tokens_per_sec"] = Rate(fresh, result.prefill_seconds);
+  if (result.report_token_ids) x["completion_token_ids"] = result.completion_ids;
   return x;
 }
 
@@ -112,6 +113,10 @@ Json LegacyLogprobs(const std::vector<engine::TokenLogprob>& logprobs, int64_t t
 Json ChatCompletionJson(const ResponseMeta& meta, const engine::GenerationResult& result,
                         bool with_logprobs) {
   Json message = {{"role", "assistant"}, {"content", result.content}};
+  if (!result.tool_calls.empty()) {
+    if (result.content.empty()) message["content"] = nullptr;  // as OpenAI sends a pure tool call
+    message["tool_calls"] = result.tool_calls;
+  }
   if (!result.reasoning.empty()) {
     // Both spellings: DeepSeek/llama.cpp clients read reasoning_content,
     // vLLM/OpenRouter-style clients read reasoning.
@@ -161,8 +166,10 @@ std::string ChatKeepAliveChunk(const ResponseMeta& meta) {
 std::string ChatDeltaChunk(const ResponseMeta& meta, const engine::GenerationDelta& delta,
                            bool with_logprobs) {
   bool has_logprobs = with_logprobs && !delta.logprobs.empty();
-  if (delta.content.empty() && delta.reasoning.empty() && !has_logprobs) return "";
+  const bool has_tool_calls = delta.tool_calls.is_array() && !delta.tool_calls.empty();
+  if (delta.content.empty() && delta.reasoning.empty() && !has_logprobs && !has_tool_calls) return "";
   Json body = Json::object();
+  if (has_tool_calls) body["tool_calls"] = delta.tool_calls;
   if (!delta.reasoning.empty()) {
     body["reasoning_content"] = delta.reasoning;
     body["reasoning"] = delta.reasoning;

@@ -187,4 +187,11 @@ void CapController::Observe(int drafted, int accepted) {
   }
 }
 
+void CapController::ObserveDraftCost(double seconds, int drafted) {
+  if (drafted <= 0 || seconds < 0) return;
+  const double per_token = seconds / drafted;
+  options_.draft_cost = draft_cost_observed_ ? 0.8 * options_.draft_cost + 0.2 * per_token : per_token;
+  draft_cost_observed_ = true;
+}
+
 }  // namespace cairn::spec

@@ -73,6 +73,11 @@ class CapController {
   int NextCap();
   // Outcome of a round that verified `drafted` drafts and accepted `accepted`.
   void Observe(int drafted, int accepted);
+  // Measured drafting time of a round that produced `drafted` tokens: the
+  // per-token draft cost becomes an EMA of the measurements (the configured
+  // draft_cost is only the prior).
+  void ObserveDraftCost(double seconds, int drafted);
+  double draft_cost() const { return options_.draft_cost; }
 
   double acceptance() const { return acceptance_; }
   int current_cap() const { return cap_; }
@@ -85,6 +90,7 @@ class CapController {
   int cap_ = 0;
   int rounds_ = 0;
   int parked_rounds_ = 0;
+  bool draft_cost_observed_ = false;
 };
 
 }  // namespace cairn::spec

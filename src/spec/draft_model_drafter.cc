@@ -17,12 +17,36 @@ DraftModelDrafter::DraftModelDrafter(const model::Model& draft, int32_t target_v
 }
 
 void DraftModelDrafter::Begin(std::span<const int32_t> fed, std::span<const float>, int32_t pending) {
-  state_->Reset();
-  base_ = 0;
-  backlog_.assign(fed.begin(), fed.end());
-  backlog_.push_back(pending);
+  // Drop the speculative rows a previous request may have left (it can end
+  // inside a round, after Propose and before Accept).
+  if (fed_speculative_ > 0) {
+    if (draft_.config().is_hybrid()) {
+      std::memcpy(state_->recurrent(), recurrent_save_.data(), state_->recurrent_floats() * sizeof(float));
+      state_->RewindKv(base_);
+    } else {
+      state_->Truncate(base_);
+    }
+  }
   proposed_.clear();
   fed_speculative_ = 0;
+  // Keep the longest prefix of what the draft state already holds (the draft
+  // model's own prefix cache: one sequence, reused across requests, so an
+  // agent's next turn feeds only its new tokens). Hybrid drafts can only keep
+  // a state that the new request extends as a whole.
+  size_t keep = 0;
+  const size_t limit = std::min(state_tokens_.size(), fed.size());
+  while (keep < limit && state_tokens_[keep] == fed[keep]) ++keep;
+  if (keep < state_tokens_.size()) {
+    if (keep == 0 || !state_->Truncate(static_cast<int64_t>(keep))) {
+      state_->Reset();
+      keep = 0;
+    }
+    state_tokens_.resize(keep);
+  }
+  base_ = static_cast<int64_t>(keep);
+  reused_tokens_ = static_cast<int64_t>(keep);
+  backlog_.assign(fed.begin() + static_cast<std::ptrdiff_t>(keep), fed.end());
+  backlog_.push_back(pending);
 }
 
 void DraftModelDrafter::Propose(int max_k, std::vector<sampling::DraftToken>* drafts) {
@@ -37,6 +61,7 @@ void DraftModelDrafter::Propose(int max_k, std::vector<sampling::DraftToken>* dr
   req.tokens = backlog_;
   draft_.Forward(*state_, req, &result_, pool_);
   base_ += static_cast<int64_t>(backlog_.size());
+  state_tokens_.insert(state_tokens_.end(), backlog_.begin(), backlog_.end());
   backlog_.clear();
   if (draft_.config().is_hybrid()) {
     recurrent_save_.Resize(state_->recurrent_floats());
@@ -74,6 +99,7 @@ void DraftModelDrafter::Accept(std::span<const int32_t> newly_fed, std::span<con
     const int64_t keep = std::min(accepted, fed_speculative_);
     state_->Truncate(base_ + keep);
     base_ += keep;
+    state_tokens_.insert(state_tokens_.end(), proposed_.begin(), proposed_.begin() + keep);
     for (int64_t i = keep; i < accepted; ++i) backlog_.push_back(proposed_[static_cast<size_t>(i)]);
   } else {
     if (fed_speculative_ > 0) {

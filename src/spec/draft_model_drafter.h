@@ -13,7 +13,9 @@
 //                       the accepted drafts with the next backlog.
 // Both leave exactly the state of a pass over committed tokens only (forward
 // passes are chunking-independent), so the next proposal equals a fresh
-// drafter's.
+// drafter's. The state outlives a request: Begin keeps the longest common
+// prefix with the new history (truncating a dense draft model), so a
+// multi-turn conversation feeds the draft model only its new tokens.
 #pragma once
 
 #include <memory>
@@ -41,6 +43,8 @@ class DraftModelDrafter : public Drafter {
 
   const model::SequenceState& state() const { return *state_; }
   double draft_seconds() const { return draft_seconds_; }  // time spent in Propose
+  // Tokens of the last Begin's history that were already in the draft state.
+  int64_t reused_tokens() const { return reused_tokens_; }
 
  private:
   const model::Model& draft_;
@@ -49,6 +53,8 @@ class DraftModelDrafter : public Drafter {
   ModelDraftPicker picker_;
   std::vector<int32_t> backlog_;        // committed, not yet in state_; ends with pending
   int64_t base_ = 0;                    // committed tokens in state_
+  std::vector<int32_t> state_tokens_;   // those base_ tokens (kept across requests)
+  int64_t reused_tokens_ = 0;
   std::vector<int32_t> proposed_;       // last proposal
   int64_t fed_speculative_ = 0;         // proposal rows fed into state_ (d_1..d_{k-1})
   AlignedBuffer<float> recurrent_save_; // hybrid: recurrent state at base_ (after the backlog)

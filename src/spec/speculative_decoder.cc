@@ -18,6 +18,10 @@ bool IsStop(const DecodeOptions& options, int32_t token) {
 bool Emit(const sampling::SampledToken& t, const DecodeOptions& options, DecodeOutput* out) {
   out->tokens.push_back(t);
   ++out->stats.committed;
+  if (options.on_token && !options.on_token(t)) {
+    out->finish = FinishReason::kCaller;
+    return true;
+  }
   if (IsStop(options, t.token)) {
     out->finish = FinishReason::kStop;
     return true;
@@ -105,7 +109,14 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     return out;
   }
   {
-    const std::span<const int32_t> fed = history.tokens().first(history.tokens().size() - 1);
+    std::span<const int32_t> fed = history.tokens().first(history.tokens().size() - 1);
+    if (want_hidden) {
+      const size_t from = static_cast<size_t>(std::clamp<int64_t>(options.hidden_from, 0, static_cast<int64_t>(fed.size())));
+      fed = fed.subspan(from);
+      if (prompt_hidden.size() != fed.size() * static_cast<size_t>(E)) {
+        Fail("DecodeSpeculative: {} hidden floats for {} fed tokens", prompt_hidden.size(), fed.size());
+      }
+    }
     drafter.Begin(fed, want_hidden ? prompt_hidden : std::span<const float>(), first.token);
   }
 
@@ -119,7 +130,13 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     const int cap = options.controller ? options.controller->NextCap() : options.cap;
     const int limit = std::min(remaining - 1, kMaxDraft);
     drafts.clear();
-    if (cap > 0 && limit > 0) drafter.Propose(std::min(cap, limit), &drafts);
+    if (cap > 0 && limit > 0) {
+      const Stopwatch draft_watch;
+      drafter.Propose(std::min(cap, limit), &drafts);
+      if (options.controller && !drafts.empty()) {
+        options.controller->ObserveDraftCost(draft_watch.Seconds(), static_cast<int>(drafts.size()));
+      }
+    }
     if (static_cast<int>(drafts.size()) > limit) drafts.resize(static_cast<size_t>(limit));
     const int k = static_cast<int>(drafts.size());
     stats.cap = std::max(stats.cap, k);

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -48,13 +49,24 @@ namespace cairn::spec {
 
 inline constexpr int kMaxDraft = 32;
 
-enum class FinishReason { kLength, kStop };
+// kLength: max_tokens; kStop: a stop token; kCaller: on_token returned false.
+enum class FinishReason { kLength, kStop, kCaller };
 
 struct DecodeOptions {
   int max_tokens = 64;                 // tokens to emit, incl. the first
   std::vector<int32_t> stop_tokens;    // EOS / EOT ids; the stop token is emitted, nothing after it
   int cap = 4;                         // drafts per round when controller == nullptr
   CapController* controller = nullptr; // adaptive cap (overrides cap)
+  // Called for every emitted token, in order, as soon as its round is
+  // verified (streaming). It must not touch `state`. Returning false ends the
+  // decode at this token exactly as a stop token would (the engine's stop
+  // strings and client cancellation): later tokens of the round are dropped
+  // from `history` and rolled back from `state`.
+  std::function<bool(const sampling::SampledToken&)> on_token;
+  // prompt_hidden holds the target hidden rows of fed tokens [hidden_from, N)
+  // only (after a prefix-cache hit the cached part has no hidden rows); the
+  // drafter then starts from that suffix.
+  int64_t hidden_from = 0;
 };
 
 struct DecodeOutput {

@@ -74,6 +74,18 @@ Vocabulary VocabularyFromGguf(const gguf::GgufFile& file) {
   vocab.add_eos = file.GetBool("tokenizer.ggml.add_eos_token", false);
   vocab.add_space_prefix = file.GetBool("tokenizer.ggml.add_space_prefix", vocab.add_space_prefix);
   vocab.chat_template = file.GetString("tokenizer.chat_template", "");
+  // Cairn's own keys (written by `cairn convert-tokenizer`); llama.cpp files
+  // lack them, which means no normalizer and no added-token options.
+  vocab.normalizer = ParseNormalizerName(file.GetString(kNormalizerKey, "none"));
+  vocab.space_prefix = ParseSpacePrefixName(file.GetString(kSpacePrefixKey, "every-piece"));
+  if (const gguf::Value* attrs = file.Find(kTokenAttrsKey)) {
+    const std::vector<int64_t> raw = attrs->AsI64s();
+    vocab.attrs.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] < 0 || raw[i] > 15) Fail("GGUF {}[{}] = {} is not 0..15", kTokenAttrsKey, i, raw[i]);
+      vocab.attrs.push_back(static_cast<uint8_t>(raw[i]));
+    }
+  }
   FinalizeVocabulary(vocab);
   return vocab;
 }
@@ -116,6 +128,19 @@ void WriteVocabularyToGguf(const Vocabulary& vocab, gguf::GgufWriter& writer) {
   }
   if (!vocab.chat_template.empty()) {
     writer.Set("tokenizer.chat_template", Value::String(vocab.chat_template));
+  }
+  if (vocab.model == ModelKind::kSpm && vocab.space_prefix != SpacePrefix::kEveryPiece) {
+    writer.Set(kSpacePrefixKey, Value::String(std::string(SpacePrefixName(vocab.space_prefix))));
+  }
+  if (vocab.normalizer != Normalizer::kNone) {
+    writer.Set(kNormalizerKey, Value::String(std::string(NormalizerName(vocab.normalizer))));
+  }
+  bool any_attr = false;
+  for (uint8_t a : vocab.attrs) any_attr |= a != 0;
+  if (any_attr) {  // [n_vocab]: callers may have appended tokens without attributes
+    std::vector<int32_t> attrs(vocab.size(), 0);
+    for (size_t i = 0; i < vocab.attrs.size() && i < attrs.size(); ++i) attrs[i] = vocab.attrs[i];
+    writer.Set(kTokenAttrsKey, Value::I32Array(std::move(attrs)));
   }
 }
 

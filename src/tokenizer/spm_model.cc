@@ -1,6 +1,7 @@
 #include "tokenizer/spm_model.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "tokenizer/utf8.h"
 
@@ -86,7 +87,9 @@ void SpmModel::Encode(std::string_view text, std::vector<TokenId>& out) const {
     const uint32_t size = symbols[left].size + symbols[right].size;
     const TokenId id = Find(text.substr(symbols[left].begin, size));
     if (id == kNoToken) return;
-    heap.push_back(Candidate{scores_[static_cast<size_t>(id)], left, right, size});
+    const float score = scores_[static_cast<size_t>(id)];
+    if (score == -std::numeric_limits<float>::infinity()) return;  // never a merge result
+    heap.push_back(Candidate{score, left, right, size});
     std::push_heap(heap.begin(), heap.end(), worse);
   };
   for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols.size()); ++i) push_pair(i, i + 1);

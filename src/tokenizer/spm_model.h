@@ -1,7 +1,8 @@
 // SentencePiece-style BPE (tokenizer.ggml.model = "llama"): starting from one
 // symbol per UTF-8 character, repeatedly merges the adjacent pair whose
 // concatenation is the highest-scoring token (leftmost on ties). Symbols left
-// that are not tokens fall back to <0xXX> byte tokens (or <unk>).
+// that are not tokens fall back to <0xXX> byte tokens (or <unk>). A token
+// scored -inf is never formed by merging (HF BPE imports: no merge makes it).
 //
 // The caller has already escaped spaces to "▁" and added the space prefix
 // (tokenizer.cc), so this class sees exactly the text SentencePiece models see.

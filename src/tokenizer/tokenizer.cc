@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <array>
 
 #include "core/error.h"
@@ -8,6 +9,7 @@
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/spm_model.h"
+#include "tokenizer/unicode.h"
 #include "tokenizer/utf8.h"
 
 namespace cairn::tokenizer {
@@ -35,6 +37,40 @@ bool IsAddedTokenType(TokenType type) {
          type == TokenType::kUnknown;
 }
 
+// One pass of HF's added-token split (AddedVocabulary::find_matches) over
+// `text`: leftmost-longest matches; a single_word match touching a word
+// character is skipped (the search resumes after it); lstrip/rstrip widen the
+// match over adjacent whitespace, never back into the previous match.
+template <typename OnText, typename OnToken>
+void SplitAtAddedTokens(const SpecialTokenMatcher& matcher, const Vocabulary& vocab,
+                        std::string_view text, bool parse_special, OnText&& on_text,
+                        OnToken&& on_token) {
+  size_t done = 0;  // end of the last emitted piece
+  size_t from = 0;  // where the next search starts
+  SpecialTokenMatcher::Match m;
+  while (from < text.size() && matcher.FindNext(text, from, m, parse_special)) {
+    size_t start = m.pos;
+    size_t stop = m.pos + m.size;
+    from = stop;
+    const uint8_t attr = vocab.attr(m.id);
+    if ((attr & kAttrSingleWord) != 0 &&
+        (EndsWithWordChar(text.substr(0, start)) || StartsWithWordChar(text.substr(stop)))) {
+      continue;
+    }
+    if ((attr & kAttrLstrip) != 0) {
+      start = std::max(done, start - WhiteSpaceSuffixLength(text.substr(0, start)));
+    }
+    if ((attr & kAttrRstrip) != 0) {
+      stop += WhiteSpacePrefixLength(text.substr(stop));
+      from = stop;
+    }
+    if (start > done) on_text(text.substr(done, start - done));
+    on_token(m.id);
+    done = stop;
+  }
+  if (done < text.size()) on_text(text.substr(done));
+}
+
 }  // namespace
 
 Tokenizer::Tokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
@@ -56,16 +92,22 @@ Tokenizer::Tokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
     }
   }
 
-  always_tokens_ = std::make_unique<SpecialTokenMatcher>();
-  all_tokens_ = std::make_unique<SpecialTokenMatcher>();
+  raw_tokens_ = std::make_unique<SpecialTokenMatcher>();
+  normalized_tokens_ = std::make_unique<SpecialTokenMatcher>();
   for (size_t i = 0; i < n; ++i) {
     const auto id = static_cast<TokenId>(i);
     const TokenType type = vocab_.type(id);
-    if (type == TokenType::kUserDefined) {
-      always_tokens_->Add(vocab_.tokens[i], id);
-      all_tokens_->Add(vocab_.tokens[i], id);
-    } else if (type == TokenType::kControl || type == TokenType::kUnknown) {
-      all_tokens_->Add(vocab_.tokens[i], id);
+    if (type != TokenType::kUserDefined && type != TokenType::kControl &&
+        type != TokenType::kUnknown) {
+      continue;
+    }
+    const bool control = type != TokenType::kUserDefined;
+    if ((vocab_.attr(id) & kAttrNormalized) != 0) {
+      std::string content;  // HF matches the normalized form of the token text
+      AppendNormalized(vocab_.normalizer, vocab_.tokens[i], content);
+      normalized_tokens_->Add(content, id, control);
+    } else {
+      raw_tokens_->Add(vocab_.tokens[i], id, control);
     }
   }
 
@@ -129,24 +171,53 @@ std::vector<TokenId> Tokenizer::Encode(std::string_view text, bool parse_special
   return out;
 }
 
-void Tokenizer::EncodeAppend(std::string_view text, bool parse_special,
-                             std::vector<TokenId>& out) const {
-  const SpecialTokenMatcher& matcher = parse_special ? *all_tokens_ : *always_tokens_;
-  size_t pos = 0;
-  bool after_special = true;  // the start of the text counts as "after a special token"
-  SpecialTokenMatcher::Match match;
-  while (pos < text.size() && matcher.FindNext(text, pos, match)) {
-    if (match.pos > pos) {
-      EncodeFragment(text.substr(pos, match.pos - pos), after_special, out);
-    }
-    out.push_back(match.id);
-    after_special = true;
-    pos = match.pos + match.size;
+template <typename OnText, typename OnToken>
+void Tokenizer::SplitText(std::string_view text, bool parse_special, OnText&& on_text,
+                          OnToken&& on_token) const {
+  if (vocab_.normalizer == Normalizer::kNone && normalized_tokens_->empty()) {
+    SplitAtAddedTokens(
+        *raw_tokens_, vocab_, text, parse_special,
+        [&](std::string_view piece) { on_text(piece, piece.data() == text.data()); }, on_token);
+    return;
   }
-  if (pos < text.size()) EncodeFragment(text.substr(pos), after_special, out);
+  std::string normalized;  // per fragment, as HF normalizes each split separately
+  SplitAtAddedTokens(
+      *raw_tokens_, vocab_, text, parse_special,
+      [&](std::string_view fragment) {
+        const bool fragment_at_start = fragment.data() == text.data();
+        std::string_view base = fragment;
+        if (!QuickCheckNormalized(vocab_.normalizer, fragment)) {
+          normalized.clear();
+          AppendNormalized(vocab_.normalizer, fragment, normalized);
+          base = normalized;
+        }
+        SplitAtAddedTokens(
+            *normalized_tokens_, vocab_, base, parse_special,
+            [&](std::string_view piece) {
+              on_text(piece, fragment_at_start && piece.data() == base.data());
+            },
+            on_token);
+      },
+      on_token);
 }
 
-void Tokenizer::EncodeFragment(std::string_view text, bool after_special,
+void Tokenizer::EncodeAppend(std::string_view text, bool parse_special,
+                             std::vector<TokenId>& out) const {
+  SplitText(
+      text, parse_special,
+      [&](std::string_view piece, bool at_start) { EncodeFragment(piece, at_start, out); },
+      [&](TokenId id) { out.push_back(id); });
+}
+
+std::string Tokenizer::NormalizedText(std::string_view text, bool parse_special) const {
+  std::string out;
+  SplitText(
+      text, parse_special, [&](std::string_view piece, bool) { out.append(piece); },
+      [&](TokenId id) { out.append(token_bytes_[static_cast<size_t>(id)]); });
+  return out;
+}
+
+void Tokenizer::EncodeFragment(std::string_view text, bool at_start,
                                std::vector<TokenId>& out) const {
   if (bpe_) {
     // Thread-local scratch: pre-tokenized word views are rebuilt per fragment.
@@ -156,11 +227,18 @@ void Tokenizer::EncodeFragment(std::string_view text, bool after_special,
     for (std::string_view word : words) bpe_->EncodeWord(word, out);
     return;
   }
-  // SentencePiece sees spaces as "▁" and (optionally) one leading space,
-  // added only at the start and right after a special token (as llama.cpp).
+  // SentencePiece sees spaces as "▁" and (optionally) one leading "▁". Every
+  // piece starts the text or follows an added token: llama.cpp (and HF's
+  // Prepend normalizer) prefix them all; HF's Metaspace skips pieces already
+  // starting with a space or "▁", and with "first" all but the text start.
   std::string escaped;
   escaped.reserve(text.size() + 16);
-  if (vocab_.add_space_prefix && after_special) escaped += kSpmSpace;
+  bool prefix = vocab_.add_space_prefix;
+  if (vocab_.space_prefix != SpacePrefix::kEveryPiece) {
+    prefix = prefix && !text.starts_with(' ') && !text.starts_with(kSpmSpace) &&
+             (at_start || vocab_.space_prefix == SpacePrefix::kMetaspaceAlways);
+  }
+  if (prefix) escaped += kSpmSpace;
   for (char c : text) {
     if (c == ' ') {
       escaped += kSpmSpace;

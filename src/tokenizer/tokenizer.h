@@ -1,10 +1,14 @@
 // Tokenizer: text <-> token ids for byte-level BPE ("gpt2") and SentencePiece
 // BPE ("llama") vocabularies.
 //
-// Encode pipeline:
-//   text -> split out added/special tokens (special_tokens.h)
-//        -> each text fragment: BPE: regex pre-tokenize -> per-word merges
-//                               SPM: space prefix + "▁" escaping -> score merges
+// Encode pipeline (Hugging Face's order):
+//   text -> split out added tokens matched in the raw text (special_tokens.h)
+//        -> each fragment: normalize (NFC when the vocabulary says so)
+//           -> split out added tokens flagged "normalized"
+//           -> each piece: BPE: regex pre-tokenize -> per-word merges
+//                          SPM: space prefix + "▁" escaping -> score merges
+// Added tokens honour HF's lstrip/rstrip (the match swallows the whitespace on
+// that side) and single_word (no match when a word character touches it).
 // parse_special follows llama.cpp and HF (`encode_special_tokens`): control
 // tokens (<|im_start|>) are recognised in text only with parse_special=true;
 // user-defined added tokens (<think>) are recognised always, as both do.
@@ -47,6 +51,11 @@ class Tokenizer {
   // Appends to `out` (reuse a buffer in hot paths).
   void EncodeAppend(std::string_view text, bool parse_special, std::vector<TokenId>& out) const;
 
+  // The text the models see: fragments normalized, added tokens as their
+  // text, whitespace swallowed by lstrip/rstrip tokens dropped. For byte-level
+  // BPE, DecodeBytes(Encode(t, p), true) == NormalizedText(t, p).
+  std::string NormalizedText(std::string_view text, bool parse_special = false) const;
+
   // Raw bytes a token stands for: byte-level alphabet decoded, "▁" -> " ",
   // <0xXX> -> the byte. Control tokens give their text when `render_special`,
   // otherwise nothing. Out-of-range ids throw cairn::Error.
@@ -73,7 +82,13 @@ class Tokenizer {
   bool strips_leading_space() const { return vocab_.model == ModelKind::kSpm && vocab_.add_space_prefix; }
 
  private:
-  void EncodeFragment(std::string_view text, bool after_special, std::vector<TokenId>& out) const;
+  // `at_start`: the piece begins at offset 0 of the input (SPM prefix rules).
+  void EncodeFragment(std::string_view text, bool at_start, std::vector<TokenId>& out) const;
+  // Splits `text` at added tokens (both stages, normalizing in between):
+  // on_text(piece, at_start) for text to tokenize, on_token(id) for added tokens.
+  template <typename OnText, typename OnToken>
+  void SplitText(std::string_view text, bool parse_special, OnText&& on_text,
+                 OnToken&& on_token) const;
   void CheckId(TokenId id) const;
 
   Vocabulary vocab_;
@@ -82,8 +97,10 @@ class Tokenizer {
   std::unique_ptr<PreTokenizer> pre_tokenizer_;  // BPE only
   std::unique_ptr<BpeModel> bpe_;
   std::unique_ptr<SpmModel> spm_;
-  std::unique_ptr<SpecialTokenMatcher> always_tokens_;  // user-defined
-  std::unique_ptr<SpecialTokenMatcher> all_tokens_;     // user-defined + control
+  // Added tokens (user-defined; control ones flagged): matched in the raw
+  // text, and (normalized content) in the normalized text.
+  std::unique_ptr<SpecialTokenMatcher> raw_tokens_;
+  std::unique_ptr<SpecialTokenMatcher> normalized_tokens_;
 };
 
 }  // namespace cairn::tokenizer

@@ -17,6 +17,34 @@ ModelKind ParseModelKind(std::string_view name) {
        name);
 }
 
+std::string_view SpacePrefixName(SpacePrefix rule) {
+  switch (rule) {
+    case SpacePrefix::kMetaspaceAlways: return "metaspace-always";
+    case SpacePrefix::kMetaspaceFirst: return "metaspace-first";
+    case SpacePrefix::kEveryPiece: break;
+  }
+  return "every-piece";
+}
+
+SpacePrefix ParseSpacePrefixName(std::string_view name) {
+  if (name == "every-piece") return SpacePrefix::kEveryPiece;
+  if (name == "metaspace-always") return SpacePrefix::kMetaspaceAlways;
+  if (name == "metaspace-first") return SpacePrefix::kMetaspaceFirst;
+  Fail("unsupported SentencePiece space prefix rule '{}' (supported: every-piece, "
+       "metaspace-always, metaspace-first)",
+       name);
+}
+
+std::string_view NormalizerName(Normalizer kind) {
+  return kind == Normalizer::kNfc ? "nfc" : "none";
+}
+
+Normalizer ParseNormalizerName(std::string_view name) {
+  if (name == "none") return Normalizer::kNone;
+  if (name == "nfc") return Normalizer::kNfc;
+  Fail("unsupported tokenizer normalizer '{}' (supported: none, nfc)", name);
+}
+
 TokenId Vocabulary::FindToken(std::string_view text) const {
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] == text) return static_cast<TokenId>(i);
@@ -45,6 +73,13 @@ void FinalizeVocabulary(Vocabulary& vocab) {
   if (!vocab.scores.empty() && vocab.scores.size() != vocab.tokens.size()) {
     Fail("tokenizer scores has {} entries but there are {} tokens", vocab.scores.size(),
          vocab.tokens.size());
+  }
+  if (!vocab.attrs.empty() && vocab.attrs.size() != vocab.tokens.size()) {
+    Fail("tokenizer token attributes have {} entries but there are {} tokens", vocab.attrs.size(),
+         vocab.tokens.size());
+  }
+  for (size_t i = 0; i < vocab.attrs.size(); ++i) {
+    if (vocab.attrs[i] > 15) Fail("tokenizer token {} has invalid attributes {}", i, vocab.attrs[i]);
   }
   for (size_t i = 0; i < vocab.types.size(); ++i) {
     const auto t = static_cast<int32_t>(vocab.types[i]);

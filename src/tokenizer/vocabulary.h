@@ -32,7 +32,39 @@ enum class ModelKind {
   kSpm,  // "llama": SentencePiece BPE with scores and byte fallback
 };
 
+// Text normalization applied to text between added tokens before
+// tokenization (Hugging Face tokenizer.json "normalizer"). llama.cpp GGUF files
+// have none; Cairn's converter stores it as cairn.tokenizer.normalizer.
+enum class Normalizer {
+  kNone,
+  kNfc,  // Unicode NFC (Qwen2/Qwen3 tokenizer.json)
+};
+
+// Hugging Face added-token options (tokenizer.json added_tokens[i]), as bits
+// of Vocabulary::attrs. llama.cpp GGUF files have none (all zero).
+enum TokenAttr : uint8_t {
+  kAttrLstrip = 1,      // the match also takes the whitespace on its left
+  kAttrRstrip = 2,      // ... and on its right
+  kAttrSingleWord = 4,  // only matches when no word character touches it
+  kAttrNormalized = 8,  // matched in the normalized text (after the normalizer)
+};
+
+// SPM: which text pieces (the text start, and text after each added token) get
+// the "▁" space prefix when add_space_prefix is set. llama.cpp GGUF files use
+// kEveryPiece; Cairn's converter stores the others as cairn.tokenizer.space_prefix.
+enum class SpacePrefix : uint8_t {
+  kEveryPiece,       // llama.cpp, and HF's Prepend("▁") normalizer
+  kMetaspaceAlways,  // HF Metaspace "always": every piece not starting with a space
+  kMetaspaceFirst,   // HF Metaspace "first": only a piece at text offset 0, ditto
+};
+
 std::string_view ModelKindName(ModelKind kind);  // "gpt2" / "llama"
+std::string_view SpacePrefixName(SpacePrefix rule);  // "every-piece" / "metaspace-always" / ...
+// Parses a SpacePrefixName; throws cairn::Error for unknown names.
+SpacePrefix ParseSpacePrefixName(std::string_view name);
+std::string_view NormalizerName(Normalizer kind);  // "none" / "nfc"
+// Parses a NormalizerName; throws cairn::Error for unknown names.
+Normalizer ParseNormalizerName(std::string_view name);
 // Parses tokenizer.ggml.model; throws cairn::Error for unsupported models.
 ModelKind ParseModelKind(std::string_view name);
 
@@ -55,7 +87,10 @@ struct Vocabulary {
   bool add_bos = false;
   bool add_eos = false;
   bool add_space_prefix = false;  // SPM: prepend "▁" to the text
+  SpacePrefix space_prefix = SpacePrefix::kEveryPiece;  // SPM: where (see SpacePrefix)
   bool ignore_merges = false;     // BPE: a word that is a token is emitted whole
+  Normalizer normalizer = Normalizer::kNone;
+  std::vector<uint8_t> attrs;     // [n_vocab] TokenAttr bits, or empty (= all zero)
 
   std::string chat_template;  // tokenizer.chat_template (may be empty)
 
@@ -63,6 +98,7 @@ struct Vocabulary {
   TokenType type(TokenId id) const {
     return types.empty() ? TokenType::kNormal : types[static_cast<size_t>(id)];
   }
+  uint8_t attr(TokenId id) const { return attrs.empty() ? 0 : attrs[static_cast<size_t>(id)]; }
   // Finds a token by its exact stored text (linear; for loaders, not hot paths).
   TokenId FindToken(std::string_view text) const;
 };

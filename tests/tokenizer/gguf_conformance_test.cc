@@ -72,10 +72,35 @@ TEST(GgufVocab, Qwen3WriteReadRoundTrip) {
   EXPECT_EQ(read.pad, original.pad);
   EXPECT_EQ(read.bos, kNoToken);
   EXPECT_EQ(read.chat_template, original.chat_template);
+  // Cairn's own key keeps the NFC normalizer (llama.cpp's files lack it).
+  EXPECT_EQ(original.normalizer, Normalizer::kNfc);
+  EXPECT_EQ(read.normalizer, Normalizer::kNfc);
+  EXPECT_NE(file->Find(kNormalizerKey), nullptr);
+  EXPECT_EQ(file->Find(kTokenAttrsKey), nullptr);  // Qwen3's added tokens use no options
   const Tokenizer from_gguf(read);
+  EXPECT_EQ(from_gguf.Encode("e\xCC\x81"), from_gguf.Encode("\xC3\xA9"));
   const auto cases = test::ReadVocabCases(test::VocabTestDir() + "/ggml-vocab-qwen2.gguf.inp",
                                           test::VocabTestDir() + "/ggml-vocab-qwen2.gguf.out");
   for (const auto& c : cases) EXPECT_EQ(from_gguf.Encode(c.text), c.ids) << c.text;
+}
+
+TEST(GgufVocab, LlamaCppFilesHaveNoNormalizerAndBadCairnKeysAreErrors) {
+  const Vocabulary spm = LoadGgufVocabulary(test::VocabTestDir() + "/ggml-vocab-llama-spm.gguf");
+  EXPECT_EQ(spm.normalizer, Normalizer::kNone);
+  EXPECT_TRUE(spm.attrs.empty());
+  // Non-NFC text is tokenized as given (llama.cpp's behaviour).
+  const Tokenizer t(spm);
+  EXPECT_NE(t.Encode("e\xCC\x81"), t.Encode("\xC3\xA9"));
+
+  gguf::GgufWriter writer;
+  WriteVocabularyToGguf(spm, writer);
+  writer.Set(kNormalizerKey, gguf::Value::String("nfkc"));
+  const auto file = gguf::GgufFile::FromBytes(writer.ToBytes());
+  EXPECT_THROW(VocabularyFromGguf(*file), Error);
+  gguf::GgufWriter short_attrs;
+  WriteVocabularyToGguf(spm, short_attrs);
+  short_attrs.Set(kTokenAttrsKey, gguf::Value::I32Array({1, 2}));
+  EXPECT_THROW(VocabularyFromGguf(*gguf::GgufFile::FromBytes(short_attrs.ToBytes())), Error);
 }
 
 TEST(GgufVocab, MissingKeysAreClearErrors) {

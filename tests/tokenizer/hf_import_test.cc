@@ -76,5 +76,81 @@ TEST(HfImport, ClearErrors) {
   EXPECT_THROW(LoadHfTokenizerFiles("/nonexistent/tokenizer.json"), Error);
 }
 
+std::string ImportError(const json& tokenizer) {
+  try {
+    FromHfTokenizerJson(tokenizer);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(HfImport, Normalizers) {
+  json nfc = TinyTokenizer();
+  nfc["normalizer"] = {{"type", "Sequence"}, {"normalizers", json::array({{{"type", "NFC"}}})}};
+  EXPECT_EQ(FromHfTokenizerJson(nfc).normalizer, Normalizer::kNfc);
+  json none = TinyTokenizer();
+  none["normalizer"] = nullptr;
+  EXPECT_EQ(FromHfTokenizerJson(none).normalizer, Normalizer::kNone);
+  // Anything Cairn does not implement is refused, naming it.
+  json nfkc = TinyTokenizer();
+  nfkc["normalizer"] = {{"type", "NFKC"}};
+  EXPECT_NE(ImportError(nfkc).find("normalizer 'NFKC' is not supported"), std::string::npos);
+  json lower = TinyTokenizer();
+  lower["normalizer"] = {{"type", "Sequence"},
+                         {"normalizers", json::array({{{"type", "NFC"}}, {{"type", "Lowercase"}}})}};
+  EXPECT_NE(ImportError(lower).find("'Lowercase'"), std::string::npos);
+  json replace = TinyTokenizer();
+  replace["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "b"}};
+  EXPECT_NE(ImportError(replace).find("Replace"), std::string::npos);
+  // SentencePiece-style normalizer steps make no sense for byte-level BPE.
+  json prepend = TinyTokenizer();
+  prepend["normalizer"] = {{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}};
+  EXPECT_NE(ImportError(prepend).find("ByteLevel"), std::string::npos);
+}
+
+TEST(HfImport, SentencePieceStyleLayouts) {
+  // A byte_fallback BPE without ByteLevel: the Llama-2 layout (Prepend/Replace
+  // normalizer) and Metaspace (split: false) are supported (see hf_tiny_golden_test).
+  json spm = {{"model",
+               {{"type", "BPE"},
+                {"byte_fallback", true},
+                {"vocab", {{"<unk>", 0}, {"\xE2\x96\x81", 1}, {"a", 2}, {"\xE2\x96\x81" "a", 3}}},
+                {"merges", json::array({"\xE2\x96\x81 a"})}}},
+              {"normalizer",
+               {{"type", "Sequence"},
+                {"normalizers",
+                 json::array({{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                              {{"type", "Replace"},
+                               {"pattern", {{"String", " "}}},
+                               {"content", "\xE2\x96\x81"}}})}}}};
+  const Vocabulary v = FromHfTokenizerJson(spm);
+  EXPECT_EQ(v.model, ModelKind::kSpm);
+  EXPECT_EQ(v.scores[3], 0.0f);  // "▁a": merge rank 0
+  const Tokenizer t(v);
+  EXPECT_EQ(t.Encode("a a"), (std::vector<TokenId>{3, 3}));
+  // Metaspace instead of the normalizer: only with split: false.
+  json metaspace = spm;
+  metaspace["normalizer"] = nullptr;
+  metaspace["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}};
+  EXPECT_NE(ImportError(metaspace).find("split: true"), std::string::npos);
+  metaspace["pre_tokenizer"]["split"] = false;
+  metaspace["pre_tokenizer"]["prepend_scheme"] = "first";
+  const Vocabulary m = FromHfTokenizerJson(metaspace);
+  EXPECT_EQ(m.space_prefix, SpacePrefix::kMetaspaceFirst);
+  EXPECT_TRUE(m.add_space_prefix);
+  metaspace["pre_tokenizer"]["prepend_scheme"] = "never";
+  EXPECT_FALSE(FromHfTokenizerJson(metaspace).add_space_prefix);
+  json both = metaspace;
+  both["normalizer"] = spm["normalizer"];
+  EXPECT_NE(ImportError(both).find("both"), std::string::npos);
+  json split_regex = spm;
+  split_regex["pre_tokenizer"] = {{"type", "Whitespace"}};
+  EXPECT_NE(ImportError(split_regex).find("pre-tokenizer 'Whitespace'"), std::string::npos);
+  json no_fallback = spm;
+  no_fallback["model"]["byte_fallback"] = false;
+  EXPECT_NE(ImportError(no_fallback).find("byte_fallback"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cairn::tokenizer

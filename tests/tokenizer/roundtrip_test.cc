@@ -1,5 +1,6 @@
-// decode(encode(s)) == s: byte-level BPE must round-trip any bytes exactly,
-// and streaming detokenization must reproduce the same text.
+// decode(encode(s)) == the text the model sees: byte-level BPE must
+// round-trip any bytes exactly up to the vocabulary's normalizer (Qwen3: NFC on
+// well-formed runs), and streaming detokenization must reproduce the same text.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -45,9 +46,9 @@ TEST(RoundTrip, RandomValidUtf8) {
   for (int i = 0; i < Iterations(2000); ++i) {
     const std::string s = RandomUtf8(rng, rng() % 200);
     const auto ids = t.Encode(s);
-    ASSERT_EQ(t.Decode(ids), s);
+    ASSERT_EQ(t.Decode(ids), t.NormalizedText(s));
     // Parsing special tokens too: rendering them restores the text.
-    ASSERT_EQ(t.DecodeBytes(t.Encode(s, true), true), s);
+    ASSERT_EQ(t.DecodeBytes(t.Encode(s, true), true), t.NormalizedText(s, true));
   }
 }
 
@@ -57,7 +58,7 @@ TEST(RoundTrip, RandomBytesIncludingInvalidUtf8) {
   for (int i = 0; i < Iterations(2000); ++i) {
     std::string s(rng() % 64, '\0');
     for (char& c : s) c = static_cast<char>(rng());
-    ASSERT_EQ(t.DecodeBytes(t.Encode(s)), s);
+    ASSERT_EQ(t.DecodeBytes(t.Encode(s)), t.NormalizedText(s));
   }
 }
 
@@ -75,8 +76,23 @@ TEST(RoundTrip, StreamingEqualsDecode) {
       out += piece;
     }
     out += stream.Flush();
-    ASSERT_EQ(out, s);
+    ASSERT_EQ(out, t.NormalizedText(s));
   }
+}
+
+TEST(RoundTrip, NfcOnlyChangesNonNfcText) {
+  const Tokenizer& t = test::Qwen3();
+  // Decomposed "é" (e + U+0301) is tokenized as the precomposed U+00E9.
+  EXPECT_EQ(t.NormalizedText("caf\x65\xCC\x81"), "caf\xC3\xA9");
+  EXPECT_EQ(t.Encode("caf\x65\xCC\x81"), t.Encode("caf\xC3\xA9"));
+  // Ill-formed bytes pass through; NFC applies to the well-formed runs around them.
+  EXPECT_EQ(t.NormalizedText("e\xCC\x81\xFF" "e\xCC\x81"), "\xC3\xA9\xFF\xC3\xA9");
+  // An invalid byte between base and mark blocks composition.
+  EXPECT_EQ(t.NormalizedText("e\xFF\xCC\x81"), "e\xFF\xCC\x81");
+  // Special tokens split first: ">" + U+0338 would compose to U+226F, but not across
+  // a recognised special token.
+  EXPECT_EQ(t.NormalizedText("<|im_end|>\xCC\xB8", true), "<|im_end|>\xCC\xB8");
+  EXPECT_EQ(t.NormalizedText("<|im_end|>\xCC\xB8", false), "<|im_end|\xE2\x89\xAF");
 }
 
 TEST(StreamingDetokenizer, HoldsBackPartialCharacters) {

@@ -1,0 +1,182 @@
+// The engine end to end (template -> tokens -> prefix cache -> prefill ->
+// plain or speculative decode -> stop strings -> cache insert) on random tiny
+// dense and hybrid models: every speculative mode, cold and after a cache hit,
+// must produce exactly the token ids of cold plain decoding, including when a
+// stop string, max_tokens or a client cancellation ends the decode in the
+// middle of a verified round.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "model/test_models.h"
+
+namespace cairn::engine {
+namespace {
+
+struct Arch {
+  std::string name;
+  bool mtp;
+};
+
+std::unique_ptr<Engine> MakeEngine(const Arch& arch) {
+  EngineOptions o;
+  o.model_path = test::TinyModelPath(arch.name, DType::kF32, arch.mtp);
+  o.draft_model_path = test::TinyModelPath("qwen3", DType::kF32, false, /*seed=*/2);
+  o.threads = 2;
+  o.cache_min_reuse = 8;
+  return Engine::Create(o);
+}
+
+Json Conversation(int turns) {
+  Json messages = Json::array();
+  messages.push_back({{"role", "system"},
+                      {"content", "You are a careful assistant for a code base. Answer briefly, cite files, and "
+                                  "repeat the exact function names you were given when you refer to them."}});
+  for (int t = 0; t < turns; ++t) {
+    messages.push_back({{"role", "user"},
+                        {"content", "Turn " + std::to_string(t) +
+                                        ": please explain what parse_header(buf, len) does in src/net/http.c, and "
+                                        "then what parse_header(buf, len) returns on error."}});
+    if (t + 1 < turns) {
+      messages.push_back({{"role", "assistant"}, {"content", "parse_header(buf, len) reads the header line " +
+                                                                 std::to_string(t) + " and returns -1 on error."}});
+    }
+  }
+  return messages;
+}
+
+GenerationResult Generate(Engine& engine, const Json& messages, const std::string& mode, bool use_cache, int max_tokens = 24,
+                     std::vector<std::string> stop = {}, int cancel_after_deltas = -1) {
+  GenerationInput input;
+  input.messages = messages;
+  GenerationOptions options;
+  options.max_tokens = max_tokens;
+  options.ignore_eos = true;
+  options.spec_mode = mode;
+  options.use_prefix_cache = use_cache;
+  options.stop = std::move(stop);
+  int deltas = 0;
+  return engine.Generate(
+      input, options,
+      [&](const GenerationDelta&) { return cancel_after_deltas < 0 || ++deltas < cancel_after_deltas; }, nullptr);
+}
+
+class EngineLossless : public ::testing::TestWithParam<Arch> {
+ protected:
+  static std::vector<std::string> Modes(const Arch& arch) {
+    std::vector<std::string> modes = {"lookup", "draft", "auto"};
+    if (arch.mtp) modes.push_back("mtp");
+    return modes;
+  }
+};
+
+TEST_P(EngineLossless, EveryModeColdAndCachedMatchesColdBaseline) {
+  const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
+  const Json turn1 = Conversation(1);
+  const GenerationResult reference = Generate(*engine, turn1, "baseline", /*use_cache=*/false);
+  ASSERT_EQ(reference.completion_ids.size(), 24u);
+  for (const std::string& mode : Modes(GetParam())) {
+    const GenerationResult cold = Generate(*engine, turn1, mode, false);
+    EXPECT_EQ(cold.completion_ids, reference.completion_ids) << mode << " cold";
+    EXPECT_EQ(cold.content, reference.content) << mode;
+    EXPECT_EQ(cold.cached_tokens, 0);
+    if (mode != "auto") EXPECT_EQ(cold.spec["mode"], mode);
+    EXPECT_GE(cold.spec["rounds"].get<int64_t>(), 1) << mode;
+    // Same prompt again with the cache on: the first run inserts, the second
+    // hits; both must equal the cold plain answer.
+    const GenerationResult warm1 = Generate(*engine, turn1, mode, true);
+    const GenerationResult warm2 = Generate(*engine, turn1, mode, true);
+    EXPECT_EQ(warm1.completion_ids, reference.completion_ids) << mode;
+    EXPECT_EQ(warm2.completion_ids, reference.completion_ids) << mode << " after a cache hit";
+    EXPECT_GT(warm2.cached_tokens, 0) << mode;
+  }
+}
+
+TEST_P(EngineLossless, MultiTurnHitWithSpeculationMatchesCold) {
+  const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
+  for (const std::string& mode : Modes(GetParam())) {
+    engine->CacheListing();  // exercised while entries exist
+    Generate(*engine, Conversation(2), mode, true);  // seeds the cache with turn 2's prompt + answer
+    const Json turn3 = Conversation(3);
+    const GenerationResult cold = Generate(*engine, turn3, "baseline", false);
+    const GenerationResult hit = Generate(*engine, turn3, mode, true);
+    EXPECT_EQ(hit.completion_ids, cold.completion_ids) << mode;
+    EXPECT_GT(hit.cached_tokens, 0) << mode << ": " << hit.cache.dump();
+  }
+}
+
+TEST_P(EngineLossless, StopStringInsideARoundEndsExactlyWhereBaselineEnds) {
+  const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
+  const Json messages = Conversation(1);
+  const GenerationResult full = Generate(*engine, messages, "baseline", false, 32);
+  ASSERT_GE(full.content.size(), 12u);
+  // A stop string from the middle of the answer: the answer must end right
+  // before it, and whatever the decoder verified past it must not leak into
+  // the cache (the next cached run must still equal the cold one).
+  size_t at = std::string::npos;
+  for (size_t i = full.content.size() / 3; i + 3 <= full.content.size() && at == std::string::npos; ++i) {
+    const bool ascii = static_cast<unsigned char>(full.content[i]) < 0x80 &&
+                       static_cast<unsigned char>(full.content[i + 1]) < 0x80 &&
+                       static_cast<unsigned char>(full.content[i + 2]) < 0x80;
+    if (ascii) at = i;
+  }
+  ASSERT_NE(at, std::string::npos) << "no ASCII run in " << full.content;
+  const std::string stop = full.content.substr(at, 3);
+  const GenerationResult base = Generate(*engine, messages, "baseline", false, 32, {stop});
+  EXPECT_EQ(base.finish_reason, "stop");
+  EXPECT_EQ(base.content.find(stop), std::string::npos);
+  for (const std::string& mode : Modes(GetParam())) {
+    const GenerationResult spec = Generate(*engine, messages, mode, true, 32, {stop});
+    EXPECT_EQ(spec.content, base.content) << mode;
+    EXPECT_EQ(spec.completion_ids, base.completion_ids) << mode;
+    EXPECT_EQ(spec.finish_reason, "stop") << mode;
+    const GenerationResult again = Generate(*engine, messages, mode, true, 32);
+    EXPECT_EQ(again.completion_ids, full.completion_ids) << mode << " after a stopped run";
+  }
+}
+
+TEST_P(EngineLossless, MaxTokensAndCancellationMidRoundKeepTheCacheExact) {
+  const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
+  const Json messages = Conversation(2);
+  const GenerationResult full = Generate(*engine, messages, "baseline", false, 20);
+  for (const std::string& mode : Modes(GetParam())) {
+    for (int max_tokens : {1, 2, 5}) {
+      const GenerationResult r = Generate(*engine, messages, mode, true, max_tokens);
+      EXPECT_EQ(r.finish_reason, "length");
+      ASSERT_EQ(r.completion_ids.size(), static_cast<size_t>(max_tokens)) << mode;
+      EXPECT_TRUE(std::equal(r.completion_ids.begin(), r.completion_ids.end(), full.completion_ids.begin())) << mode;
+    }
+    const GenerationResult cancelled = Generate(*engine, messages, mode, true, 20, {}, /*cancel_after_deltas=*/3);
+    EXPECT_EQ(cancelled.finish_reason, "cancelled") << mode;
+    EXPECT_LT(cancelled.completion_ids.size(), full.completion_ids.size()) << mode;
+    const GenerationResult retry = Generate(*engine, messages, mode, true, 20);
+    EXPECT_EQ(retry.completion_ids, full.completion_ids) << mode << " retry after cancel";
+    EXPECT_GT(retry.cached_tokens, 0);
+  }
+}
+
+TEST(EngineSpecModes, UnavailableModesAreRequestErrors) {
+  EngineOptions o;
+  o.model_path = test::TinyModelPath("qwen3", DType::kF32, false);
+  o.threads = 1;
+  const std::unique_ptr<Engine> engine = Engine::Create(o);
+  EXPECT_THROW(Generate(*engine, Conversation(1), "draft", false), RequestError);
+  EXPECT_THROW(Generate(*engine, Conversation(1), "mtp", false), RequestError);
+  EXPECT_THROW(Generate(*engine, Conversation(1), "fast", false), RequestError);
+  const GenerationResult r = Generate(*engine, Conversation(1), "auto", false, 8);
+  EXPECT_TRUE(r.spec["mode"] == "lookup" || r.spec["mode"] == "baseline") << r.spec.dump();
+  EXPECT_EQ(r.spec["requested"], "auto");
+  EXPECT_NE(engine->MetricsText().find("cairn_spec_accepted_per_round_bucket"), std::string::npos);
+  o.spec_mode = "mtp";
+  EXPECT_THROW(Engine::Create(o), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, EngineLossless,
+                         ::testing::Values(Arch{"qwen3", false}, Arch{"qwen35", true}, Arch{"llama", false}),
+                         [](const ::testing::TestParamInfo<Arch>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace cairn::engine
