@@ -366,7 +366,17 @@ def cmd_train(a):
     torch.set_num_threads(a.threads)
     out_dir = MAIN_DIR if a.which == "main" else DRAFT_DIR
     data = torch.from_numpy(np.load(os.path.join(a.work, "train.npy")).astype(np.int64))
-    model, mtp = build(a.which, MAIN_DIR)
+    prior_steps, prior_wall = 0, 0
+    if a.resume:
+        # Continue from the saved checkpoint (a warm restart of the schedule), e.g. after a run that the
+        # wall-time bound cut short on a busy machine.
+        model, mtp = load_hf(out_dir, with_mtp=(a.which == "main"))
+        with open(os.path.join(out_dir, "training_log.json")) as f:
+            prior = json.load(f)
+        prior_steps, prior_wall = prior["steps_done"], prior["wall_s"]
+        print(f"resuming after {prior_steps} steps ({prior_wall} s)", flush=True)
+    else:
+        model, mtp = build(a.which, MAIN_DIR)
     print(f"{a.which}: {n_params(model, mtp)/1e6:.3f} M params (trunk+MTP, tied emb counted once)", flush=True)
     params = list(model.parameters()) + (list(mtp.parameters()) if mtp is not None else [])
     decay = [p for p in params if p.dim() >= 2]
@@ -374,7 +384,7 @@ def cmd_train(a):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": nodecay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
     T, B = a.seq, a.batch
-    g = torch.Generator().manual_seed(SEED + (0 if a.which == "main" else 7))
+    g = torch.Generator().manual_seed(SEED + (0 if a.which == "main" else 7) + prior_steps)
     nwin = len(data) - T - 2
     t0 = time.time()
     model.train()
@@ -387,9 +397,10 @@ def cmd_train(a):
         if out_dir != MAIN_DIR:
             copy_tokenizer(MAIN_DIR, out_dir)
         with open(os.path.join(out_dir, "training_log.json"), "w") as f:
-            json.dump({"steps_done": steps_done, "steps_planned": a.steps, "seq": T, "batch": B, "lr": a.lr,
+            json.dump({"steps_done": prior_steps + steps_done, "steps_planned": prior_steps + a.steps,
+                       "resumed_at": prior_steps or None, "seq": T, "batch": B, "lr": a.lr,
                        "mtp_weight": a.mtp_weight if mtp is not None else None, "seed": SEED,
-                       "train_loss_ema": ema, "wall_s": round(el), "threads": a.threads,
+                       "train_loss_ema": ema, "wall_s": round(prior_wall + el), "threads": a.threads,
                        "max_minutes": a.max_minutes}, f, indent=2)
         print(f"checkpoint at step {steps_done}", flush=True)
 
@@ -565,6 +576,7 @@ def main():
     ap.add_argument("--work", default="/tmp/cairn-train")
     ap.add_argument("--which", choices=["main", "draft"], default="main")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--resume", action="store_true", help="train: continue from the saved checkpoint")
     ap.add_argument("--steps", type=int, default=1200)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=256)
