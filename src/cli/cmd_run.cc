@@ -5,6 +5,8 @@
 #include <iostream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli/commands.h"
 #include "core/error.h"
 #include "engine/default_model.h"
@@ -25,10 +27,15 @@ struct RunArgs {
 
 void PrintStats(const engine::GenerationResult& r) {
   const double tps = r.decode_seconds > 0 ? static_cast<double>(r.completion_tokens) / r.decode_seconds : 0;
-  std::fprintf(stderr, "\n[%lld prompt tokens, %lld cached (%s) | TTFT %.3f s | %lld tokens at %.1f tok/s | %s]\n",
+  std::string spec = r.spec.value("mode", std::string("baseline"));
+  if (spec != "baseline" && r.spec.contains("mean_committed_per_round")) {
+    spec += fmt::format(" {:.2f}/round", r.spec["mean_committed_per_round"].get<double>());
+  }
+  std::fprintf(stderr,
+               "\n[%lld prompt tokens, %lld cached (%s) | TTFT %.3f s | %lld tokens at %.1f tok/s (%s) | %s]\n",
                static_cast<long long>(r.prompt_tokens), static_cast<long long>(r.cached_tokens),
                r.cache.value("kind", std::string("miss")).c_str(), r.ttft_seconds,
-               static_cast<long long>(r.completion_tokens), tps, r.finish_reason.c_str());
+               static_cast<long long>(r.completion_tokens), tps, spec.c_str(), r.finish_reason.c_str());
 }
 
 engine::GenerationResult Turn(engine::Engine& e, const engine::GenerationInput& input, const RunArgs& args) {
@@ -54,7 +61,12 @@ engine::GenerationResult Turn(engine::Engine& e, const engine::GenerationInput& 
 }
 
 void Run(RunArgs& args) {
-  if (args.engine.model_path.empty()) args.engine.model_path = engine::DefaultModelPath();
+  if (args.engine.model_path.empty()) {
+    args.engine.model_path = engine::DefaultModelPath();
+    if (args.engine.draft_model_path.empty()) {
+      args.engine.draft_model_path = engine::DefaultDraftModelPath(args.engine.model_path);
+    }
+  }
   args.engine.verbose = true;
   auto e = engine::Engine::Create(args.engine);
   engine::GenerationInput base;

@@ -110,7 +110,12 @@ void PrintBanner(const engine::ServiceInfo& info, const engine::EngineOptions& e
 
 void RunServe(ServeArgs& args) {
   StopSignals signals;
-  if (args.engine.model_path.empty()) args.engine.model_path = engine::DefaultModelPath();
+  if (args.engine.model_path.empty()) {
+    args.engine.model_path = engine::DefaultModelPath();
+    if (args.engine.draft_model_path.empty()) {
+      args.engine.draft_model_path = engine::DefaultDraftModelPath(args.engine.model_path);
+    }
+  }
   if (args.max_body_mb < 1) Fail("--max-body-mb must be at least 1");
   args.server.max_body_bytes = static_cast<size_t>(args.max_body_mb) << 20;
   args.engine.verbose = true;

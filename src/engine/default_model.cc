@@ -25,4 +25,11 @@ std::string DefaultModelPath() {
   return candidates.front().lexically_normal().string();
 }
 
+std::string DefaultDraftModelPath(const std::string& default_model_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path draft = fs::path(default_model_path).parent_path() / "cairn-draft.gguf";
+  return fs::exists(draft, ec) ? draft.string() : std::string();
+}
+
 }  // namespace cairn::engine

@@ -11,4 +11,9 @@ namespace cairn::engine {
 // the repository path (so the error message names where it was expected).
 std::string DefaultModelPath();
 
+// The draft model shipped with the default model (cairn-draft.gguf beside
+// it; same vocabulary), or "" when absent. Used when the default model is
+// served without an explicit --draft-model.
+std::string DefaultDraftModelPath(const std::string& default_model_path);
+
 }  // namespace cairn::engine

@@ -35,7 +35,8 @@ struct VerifyCostCurve {
 };
 
 // Times Forward over widths 1..max_width (all_logits, as a verify runs it) at
-// a context of `depth` tokens; median of `iterations` runs per width.
+// a context of `depth` tokens; minimum of `iterations` runs per width (load
+// from other processes only adds time).
 VerifyCostCurve MeasureVerifyCost(const model::Model& model, ThreadPool& pool, int max_width = 16, int depth = 32,
                                   int iterations = 3);
 

@@ -77,6 +77,48 @@ TEST(DrafterState, DenseDraftModelRollsBackExactly) {
   CheckConsistency(target, [&] { return std::make_unique<DraftModelDrafter>(draft, target.n_vocab(), Pool()); });
 }
 
+// The draft model's state outlives a request: the next Begin keeps the
+// longest common prefix (a dense draft truncates to it, a hybrid one keeps it
+// only when the new history extends it) and must then propose exactly what a
+// fresh drafter would, including after a request that ended mid-round
+// (Propose without Accept).
+void CheckReuseAcrossRequests(const std::string& draft_arch) {
+  const model::Model& target = TinyModel("qwen3");
+  const model::Model& draft = TinyModel(draft_arch, 2);
+  DraftModelDrafter reused(draft, target.n_vocab(), Pool());
+  const std::vector<int32_t> base = test::Prompt(7, 24);
+  std::vector<sampling::DraftToken> drafts, fresh_drafts;
+  // Request 1: a round, accept 1, then a proposal the request never accepts.
+  reused.Begin(base, {}, 500);
+  reused.Propose(3, &drafts);
+  const int32_t accepted = drafts[0].token;
+  reused.Accept(std::vector<int32_t>{500, accepted}, {}, 600);
+  reused.Propose(3, &drafts);
+  std::vector<int32_t> turn = base;  // what request 1 committed
+  turn.insert(turn.end(), {500, accepted, 600});
+  struct Case {
+    std::vector<int32_t> history;
+    int64_t expect_reused_at_least;
+  };
+  std::vector<int32_t> extended = turn;  // next turn: extends what was fed
+  extended.insert(extended.end(), {11, 12, 13});
+  std::vector<int32_t> branched(base.begin(), base.begin() + 10);  // an edit after token 10
+  branched.insert(branched.end(), {21, 22, 23, 24});
+  const bool dense = !draft.config().is_hybrid();
+  for (const Case& c : {Case{extended, 24}, Case{branched, dense ? 10 : 0}, Case{turn, 0}}) {
+    reused.Begin(c.history, {}, 700);
+    EXPECT_GE(reused.reused_tokens(), c.expect_reused_at_least);
+    reused.Propose(3, &drafts);
+    DraftModelDrafter fresh(draft, target.n_vocab(), Pool());
+    fresh.Begin(c.history, {}, 700);
+    fresh.Propose(3, &fresh_drafts);
+    EXPECT_EQ(Tokens(drafts), Tokens(fresh_drafts)) << "history of " << c.history.size();
+  }
+}
+
+TEST(DrafterState, DenseDraftModelReusesItsStateAcrossRequests) { CheckReuseAcrossRequests("qwen3"); }
+TEST(DrafterState, HybridDraftModelReusesItsStateAcrossRequests) { CheckReuseAcrossRequests("qwen35"); }
+
 TEST(DrafterState, HybridDraftModelRollsBackExactly) {
   const model::Model& target = TinyModel("qwen3");
   const model::Model& draft = TinyModel("qwen35", 2);
