@@ -4,7 +4,7 @@
 // matmul_bench. GB/s is wall-clock; GB/s_cpu normalizes by process CPU time
 // (this machine is shared with other builds).
 //
-//   build-quant/bench/bandwidth_bench
+//   build-mm/bench/bandwidth_bench
 #include <benchmark/benchmark.h>
 #include <time.h>
 

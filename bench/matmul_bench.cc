@@ -1,28 +1,42 @@
 // MatMul throughput (docs/benchmarks.md, "Kernels: matmul and bandwidth").
 //
-//   build-quant/bench/matmul_bench [--benchmark_filter=...]
+//   build-mm/bench/matmul_bench [--benchmark_filter=...]
 //
 // (a) Decode, matrix-vector: Q8_0 and Q4_K matrices of 32..256 MB, 2 threads.
 //     Counters: GB/s of weight bytes read, and "of_bw", the fraction of this
 //     machine's read bandwidth (measured at startup like bandwidth_bench:
-//     streaming sum over 512 MiB with 2 threads).
+//     streaming sum over 512 MiB with 2 threads). BM_DecodeCompute runs the
+//     same kernel on one thread over a cache-resident matrix: the compute
+//     ceiling of the decode kernel per core (GB/s), to compare with the
+//     bandwidth per core.
 // (b) Widths 1..512 on a 64 MB matrix: "vs_w1" = time per call / time at
 //     width 1 (speculative verification wants width 8 <= 2x width 1), and
-//     for width >= 64 "GMAC/s" and "of_peak", the fraction of the int8
-//     multiply-accumulate peak of the active target on the threads used:
-//       peak = threads * f * lanes_per_op * ops_per_cycle,
-//     f * ops_per_cycle measured directly by a loop of independent maddubs
-//     (best of 7; AVX2: lanes_per_op = 32 int8 MACs per vpmaddubsw ymm; Zen 3
-//     shows 2 per cycle), and f alone by a dependent-add loop (1 cycle per
-//     add) for information.
+//     for width >= 64 "GMAC/s" and two fractions of peak on the threads used:
+//       of_peak (int8):  peak = threads * maddubs/s * 32 (AVX2) or 64 (AVX-512)
+//                        int8 MACs per instruction, maddubs/s measured by a
+//                        loop of independent maddubs (best of 7; Zen 3: 2/cycle);
+//       of_fma_peak:     peak = threads * FMA/s * 8 F32 lanes (AVX2) or 16,
+//                        FMA/s measured the same way (Zen 3: 2/cycle).
+//     The issue's prefill target is stated against "the integer-dot-product
+//     (VNNI) or FMA peak": on a CPU without VNNI both are printed.
+//     BM_VerifyCost alternates width-1 and width-8 calls on the 64 MB matrix
+//     and reports the median of the per-round ratios, which cancels load
+//     drift on a shared machine better than two separate benchmarks.
 // (c) Thread-pool overhead: a 1024 x 1024 matrix at width 1 with 1 and 2
-//     threads (see BM_SmallDecode).
+//     threads (see BM_SmallDecode); MatMul runs products under 2^18 MACs
+//     inline (matmul.cc, kMinParallelMacs), so this one is split.
+//
+// (d) BM_IssueRate: instructions per cycle of the AVX2 operations the Q8_0
+//     kernel is made of, alone and in pairs (which ones share ports).
+//
+// After the benchmarks a summary prints each target ratio of the issue.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -108,8 +122,8 @@ Bandwidth MeasuredBandwidth() {
       best.cpu = std::max(best.cpu, static_cast<double>(buf.bytes()) / cpu);
     }
     benchmark::DoNotOptimize(sums);
-    std::printf("measured read bandwidth (%d threads, 512 MiB): %.2f GB/s wall, %.2f GB/s cpu-normalized\n", kThreads,
-                best.wall / 1e9, best.cpu / 1e9);
+    std::printf("measured read bandwidth (%d threads, 512 MiB): %.2f GB/s wall, %.2f GB/s cpu-normalized\n",
+                kThreads, best.wall / 1e9, best.cpu / 1e9);
     return best;
   }();
   return bw;
@@ -120,8 +134,10 @@ __attribute__((target("avx2"))) double MaddubsPerSecond() {
   // Eight independent chains in named registers (latency 3-4 cycles each, so
   // 8 chains cover 2 ops/cycle); the empty asm keeps the compiler from
   // folding or spilling them.
-  __m256i a0 = _mm256_set1_epi8(1), a1 = _mm256_set1_epi8(2), a2 = _mm256_set1_epi8(3), a3 = _mm256_set1_epi8(4);
-  __m256i a4 = _mm256_set1_epi8(5), a5 = _mm256_set1_epi8(6), a6 = _mm256_set1_epi8(7), a7 = _mm256_set1_epi8(8);
+  __m256i a0 = _mm256_set1_epi8(1), a1 = _mm256_set1_epi8(2), a2 = _mm256_set1_epi8(3),
+          a3 = _mm256_set1_epi8(4);
+  __m256i a4 = _mm256_set1_epi8(5), a5 = _mm256_set1_epi8(6), a6 = _mm256_set1_epi8(7),
+          a7 = _mm256_set1_epi8(8);
   const __m256i x = _mm256_set1_epi8(1);
   // Best of 7 short runs: on a shared machine the fastest run is the one that
   // was least disturbed.
@@ -177,14 +193,152 @@ double PeakMacsPerCore() {
     // AVX-512 targets do 64 MACs per instruction; VNNI also folds the madd.
     const double lanes = (target == "AVX3" || target == "AVX3_DL") ? 64 : 32;
     macs = maddubs * lanes;  // AVX-512 throughput assumed equal per instruction
-    std::printf("clock ~%.2f GHz (dependent adds), %.2f maddubs/cycle, int8 peak %.1f GMAC/s/core (%s)\n", hz / 1e9,
-                maddubs / hz, macs / 1e9, target.c_str());
+    std::printf("clock ~%.2f GHz (dependent adds), %.2f maddubs/cycle, int8 peak %.1f GMAC/s/core (%s)\n",
+                hz / 1e9, maddubs / hz, macs / 1e9, target.c_str());
 #else
-    macs = hz * 16;  // NEON sdot: 16 MACs per instruction, 1 per cycle assumed
+    macs = hz * 16;        // NEON sdot: 16 MACs per instruction, 1 per cycle assumed
 #endif
     return macs;
   }();
   return peak;
+}
+
+#if defined(__x86_64__)
+// Independent vfmadd231ps per second (same structure as MaddubsPerSecond).
+__attribute__((target("avx2,fma"))) double FmaPerSecond() {
+  __m256 a0 = _mm256_set1_ps(1), a1 = _mm256_set1_ps(2), a2 = _mm256_set1_ps(3), a3 = _mm256_set1_ps(4);
+  __m256 a4 = _mm256_set1_ps(5), a5 = _mm256_set1_ps(6), a6 = _mm256_set1_ps(7), a7 = _mm256_set1_ps(8);
+  const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+  const int64_t iters = 5'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 7; ++rep) {
+    const double t0 = ThreadCpuSeconds();
+    for (int64_t n = 0; n < iters; ++n) {
+      a0 = _mm256_fmadd_ps(a0, m, c);
+      a1 = _mm256_fmadd_ps(a1, m, c);
+      a2 = _mm256_fmadd_ps(a2, m, c);
+      a3 = _mm256_fmadd_ps(a3, m, c);
+      a4 = _mm256_fmadd_ps(a4, m, c);
+      a5 = _mm256_fmadd_ps(a5, m, c);
+      a6 = _mm256_fmadd_ps(a6, m, c);
+      a7 = _mm256_fmadd_ps(a7, m, c);
+      __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7));
+    }
+    best = std::max(best, 8.0 * iters / (ThreadCpuSeconds() - t0));
+  }
+  const __m256 all = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                                   _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  benchmark::DoNotOptimize(all);
+  return best;
+}
+#endif
+
+// F32 multiply-accumulates per second per core (FMA peak) for the active target.
+double FmaPeakPerCore() {
+  static const double peak = [] {
+#if defined(__x86_64__)
+    const std::string target = ActiveTargetName();
+    const double lanes = (target == "AVX3" || target == "AVX3_DL") ? 16 : 8;
+    const double fma = FmaPerSecond();
+    std::printf("%.2f G FMA/s, F32 FMA peak %.1f GMAC/s/core (%s)\n", fma / 1e9, fma * lanes / 1e9,
+                target.c_str());
+    return fma * lanes;
+#else
+    return ClockHz() * 8;  // NEON: two 4-lane FMAs per cycle assumed
+#endif
+  }();
+  return peak;
+}
+
+std::string TypeName(DType type) { return std::string(GetDTypeInfo(type).name); }
+
+#if defined(__x86_64__)
+// Issue rate of one AVX2 instruction (or an alternating pair): 12 independent
+// chains, so even 4-cycle latencies leave 3 ops per cycle in flight. Used in
+// docs/kernels-matmul.md to show which operations share execution ports.
+enum class IssueOp {
+  kMaddubs,
+  kMadd,
+  kSign,
+  kFma,
+  kCvt,
+  kHadd,
+  kAdd,
+  kMaddubsSign,
+  kMaddubsFma,
+  kMaddubsCvt
+};
+
+template <IssueOp kOp>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i IssueStep(int chain, __m256i a) {
+  const __m256i x = _mm256_set1_epi8(3), ones = _mm256_set1_epi16(1);
+  const __m256 m = _mm256_set1_ps(0.999f);
+  const bool odd = chain & 1;
+  if constexpr (kOp == IssueOp::kMaddubs) return _mm256_maddubs_epi16(a, x);
+  if constexpr (kOp == IssueOp::kMadd) return _mm256_madd_epi16(a, ones);
+  if constexpr (kOp == IssueOp::kSign) return _mm256_sign_epi8(a, x);
+  if constexpr (kOp == IssueOp::kFma)
+    return _mm256_castps_si256(_mm256_fmadd_ps(_mm256_castsi256_ps(a), m, m));
+  if constexpr (kOp == IssueOp::kCvt) return _mm256_castps_si256(_mm256_cvtepi32_ps(a));
+  if constexpr (kOp == IssueOp::kHadd) return _mm256_hadd_epi32(a, x);
+  if constexpr (kOp == IssueOp::kAdd) return _mm256_add_epi32(a, x);
+  if constexpr (kOp == IssueOp::kMaddubsSign)
+    return odd ? _mm256_sign_epi8(a, x) : _mm256_maddubs_epi16(a, x);
+  if constexpr (kOp == IssueOp::kMaddubsFma) {
+    return odd ? _mm256_castps_si256(_mm256_fmadd_ps(_mm256_castsi256_ps(a), m, m))
+               : _mm256_maddubs_epi16(a, x);
+  }
+  if constexpr (kOp == IssueOp::kMaddubsCvt)
+    return odd ? _mm256_castps_si256(_mm256_cvtepi32_ps(a)) : _mm256_maddubs_epi16(a, x);
+  return a;
+}
+
+// Best of 5 runs of 1M x 12 operations, in operations per second.
+template <IssueOp kOp>
+__attribute__((target("avx2,fma"), noinline)) double IssuePerSecond() {
+  __m256i c0 = _mm256_set1_epi8(1), c1 = _mm256_set1_epi8(2), c2 = _mm256_set1_epi8(3),
+          c3 = _mm256_set1_epi8(4);
+  __m256i c4 = _mm256_set1_epi8(5), c5 = _mm256_set1_epi8(6), c6 = _mm256_set1_epi8(7),
+          c7 = _mm256_set1_epi8(8);
+  __m256i c8 = _mm256_set1_epi8(9), c9 = _mm256_set1_epi8(10), c10 = _mm256_set1_epi8(11),
+          c11 = _mm256_set1_epi8(12);
+  constexpr int64_t kIters = 1'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const double t0 = ThreadCpuSeconds();
+    for (int64_t n = 0; n < kIters; ++n) {
+      c0 = IssueStep<kOp>(0, c0), c1 = IssueStep<kOp>(1, c1), c2 = IssueStep<kOp>(2, c2),
+      c3 = IssueStep<kOp>(3, c3);
+      c4 = IssueStep<kOp>(4, c4), c5 = IssueStep<kOp>(5, c5), c6 = IssueStep<kOp>(6, c6),
+      c7 = IssueStep<kOp>(7, c7);
+      c8 = IssueStep<kOp>(8, c8), c9 = IssueStep<kOp>(9, c9), c10 = IssueStep<kOp>(10, c10),
+      c11 = IssueStep<kOp>(11, c11);
+      __asm__ volatile(""
+                       : "+x"(c0), "+x"(c1), "+x"(c2), "+x"(c3), "+x"(c4), "+x"(c5), "+x"(c6), "+x"(c7),
+                         "+x"(c8), "+x"(c9), "+x"(c10), "+x"(c11));
+    }
+    best = std::max(best, 12.0 * kIters / (ThreadCpuSeconds() - t0));
+  }
+  __m256i all = _mm256_xor_si256(_mm256_xor_si256(c0, c1), _mm256_xor_si256(c2, c3));
+  all = _mm256_xor_si256(all, _mm256_xor_si256(_mm256_xor_si256(c4, c5), _mm256_xor_si256(c6, c7)));
+  all = _mm256_xor_si256(all, _mm256_xor_si256(_mm256_xor_si256(c8, c9), _mm256_xor_si256(c10, c11)));
+  benchmark::DoNotOptimize(all);
+  return best;
+}
+
+template <IssueOp kOp>
+void BM_IssueRate(benchmark::State& state) {
+  double rate = 0;
+  for (auto _ : state) rate = IssuePerSecond<kOp>();
+  static const double hz = ClockHz();
+  state.counters["per_cycle"] = rate / hz;
+}
+#endif
+
+// Target ratios collected while the benchmarks run, printed by PrintSummary.
+std::map<std::string, double>& Summary() {
+  static std::map<std::string, double> summary;
+  return summary;
 }
 
 struct Matrix {
@@ -200,7 +354,9 @@ const Matrix& GetMatrix(DType type, int64_t megabytes) {
   }
   auto* m = new Matrix;
   const size_t row_bytes = RowBytes(type, kCols);
-  const int64_t rows = megabytes * 1000 * 1000 / static_cast<int64_t>(row_bytes);
+  // megabytes == 0: ~400 KB (L2-resident, BM_DecodeCompute).
+  const int64_t bytes = megabytes == 0 ? 400 * 1000 : megabytes * 1000 * 1000;
+  const int64_t rows = bytes / static_cast<int64_t>(row_bytes);
   m->bytes.resize(row_bytes * rows);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 0.02f);
@@ -232,12 +388,36 @@ void BM_Decode(benchmark::State& state, DType type) {
   const std::vector<float> x = Activations(1);
   std::vector<float> y(static_cast<size_t>(m.view.rows));
   const Bandwidth bw = MeasuredBandwidth();
-  const CallTime t = TimeLoop(state, [&] { MatMul(m.view, x.data(), kCols, 1, y.data(), m.view.rows, Pool()); });
+  const CallTime t =
+      TimeLoop(state, [&] { MatMul(m.view, x.data(), kCols, 1, y.data(), m.view.rows, Pool()); });
   const double bytes = static_cast<double>(m.bytes.size());
   state.counters["GB/s"] = bytes / t.wall / 1e9;
   state.counters["of_bw"] = bytes / t.wall / bw.wall;
   state.counters["GB/s_cpu"] = bytes / t.cpu / 1e9;
   state.counters["of_bw_cpu"] = bytes / t.cpu / bw.cpu;
+  const std::string key =
+      std::string("decode ") + TypeName(type) + " " + std::to_string(state.range(0)) + " MB";
+  Summary()[key + " of_bw"] = bytes / t.wall / bw.wall;
+  Summary()[key + " of_bw_cpu"] = bytes / t.cpu / bw.cpu;
+}
+
+// Decode kernel on one thread over a cache-resident matrix (~400 KB x 4096
+// columns, inside the 512 KB L2): weight GB/s per core when memory is not
+// the limit (thread CPU time, so other processes do not count).
+void BM_DecodeCompute(benchmark::State& state, DType type) {
+  const Matrix& m = GetMatrix(type, 0);
+  const std::vector<float> x = Activations(1);
+  std::vector<float> y(static_cast<size_t>(m.view.rows));
+  static ThreadPool single(1);
+  const double t0 = ThreadCpuSeconds();
+  for (auto _ : state) {
+    MatMul(m.view, x.data(), kCols, 1, y.data(), m.view.rows, single);
+    benchmark::ClobberMemory();
+  }
+  const double per_call = (ThreadCpuSeconds() - t0) / static_cast<double>(state.iterations());
+  const double gbs = static_cast<double>(m.bytes.size()) / per_call / 1e9;
+  state.counters["GB/s_core"] = gbs;
+  Summary()[std::string("decode ") + TypeName(type) + " in-cache GB/s per core"] = gbs;
 }
 
 // Time per call at width 1 for the 64 MB matrix of `type` (median of 9).
@@ -269,16 +449,55 @@ void BM_Width(benchmark::State& state, DType type) {
   const std::vector<float> x = Activations(width);
   std::vector<float> y(static_cast<size_t>(m.view.rows * width));
   const CallTime w1 = WidthOneTime(type);
-  const CallTime t = TimeLoop(state, [&] { MatMul(m.view, x.data(), kCols, width, y.data(), m.view.rows, Pool()); });
+  const CallTime t =
+      TimeLoop(state, [&] { MatMul(m.view, x.data(), kCols, width, y.data(), m.view.rows, Pool()); });
   const double macs = static_cast<double>(m.view.rows) * kCols * width;
   state.counters["vs_w1"] = t.wall / w1.wall;
   state.counters["vs_w1_cpu"] = t.cpu / w1.cpu;
   state.counters["GMAC/s"] = macs / t.wall / 1e9;
   state.counters["GMAC/s_cpu"] = macs / t.cpu / 1e9;
+  const std::string key = std::string("width ") + TypeName(type) + " " + std::to_string(width);
   if (width >= 64) {
     state.counters["of_peak"] = macs / t.wall / (kThreads * PeakMacsPerCore());
     state.counters["of_peak_cpu"] = macs / t.cpu / (kThreads * PeakMacsPerCore());
+    state.counters["of_fma_peak_cpu"] = macs / t.cpu / (kThreads * FmaPeakPerCore());
+    Summary()[key + " GMAC/s_cpu"] = macs / t.cpu / 1e9;
+    Summary()[key + " of_int8_peak_cpu"] = macs / t.cpu / (kThreads * PeakMacsPerCore());
+    Summary()[key + " of_fma_peak_cpu"] = macs / t.cpu / (kThreads * FmaPeakPerCore());
+  } else {
+    Summary()[key + " vs_w1_cpu"] = t.cpu / w1.cpu;
   }
+}
+
+// Width 8 against width 1 on the 64 MB matrix, interleaved: each round times
+// one width-1 call and one width-8 call back to back (wall and process CPU),
+// and the counters are the medians of the per-round ratios.
+void BM_VerifyCost(benchmark::State& state, DType type) {
+  const int64_t width = state.range(0);
+  const Matrix& m = GetMatrix(type, 64);
+  const std::vector<float> x = Activations(width);
+  std::vector<float> y(static_cast<size_t>(m.view.rows * width));
+  std::vector<double> wall, cpu;
+  for (auto _ : state) {
+    double wall_t[2], cpu_t[2];
+    for (int i = 0; i < 2; ++i) {
+      const int64_t n = i == 0 ? 1 : width;
+      const double c0 = ProcessCpuSeconds();
+      Stopwatch sw;
+      MatMul(m.view, x.data(), kCols, n, y.data(), m.view.rows, Pool());
+      wall_t[i] = sw.Seconds();
+      cpu_t[i] = ProcessCpuSeconds() - c0;
+    }
+    wall.push_back(wall_t[1] / wall_t[0]);
+    cpu.push_back(cpu_t[1] / cpu_t[0]);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  state.counters["ratio"] = wall[wall.size() / 2];
+  state.counters["ratio_cpu"] = cpu[cpu.size() / 2];
+  const std::string key = std::string("width ") + TypeName(type) + " " + std::to_string(width) + " / width 1";
+  Summary()[key + " (interleaved, wall)"] = wall[wall.size() / 2];
+  Summary()[key + " (interleaved, cpu)"] = cpu[cpu.size() / 2];
 }
 
 // (c) Thread-pool overhead on decode-sized calls: a 1024 x 1024 matrix (1 MB
@@ -312,28 +531,102 @@ void BM_SmallDecode(benchmark::State& state, DType type) {
   state.counters["us_cpu"] = t.cpu * 1e6 * kThreads / static_cast<double>(state.range(0));
 }
 
-BENCHMARK_CAPTURE(BM_Decode, q8_0, DType::kQ8_0)->Arg(32)->Arg(64)->Arg(128)->Arg(256)
-    ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
-BENCHMARK_CAPTURE(BM_Decode, q4_K, DType::kQ4_K)->Arg(32)->Arg(64)->Arg(128)->Arg(256)
-    ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
-BENCHMARK_CAPTURE(BM_Width, q8_0, DType::kQ8_0)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Arg(512)
-    ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-BENCHMARK_CAPTURE(BM_Width, q4_K, DType::kQ4_K)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Arg(512)
-    ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-BENCHMARK_CAPTURE(BM_SmallDecode, q8_0, DType::kQ8_0)->ArgName("threads")->Arg(1)->Arg(2)
-    ->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
-BENCHMARK_CAPTURE(BM_SmallDecode, q4_K, DType::kQ4_K)->ArgName("threads")->Arg(1)->Arg(2)
-    ->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_Decode, q8_0, DType::kQ8_0)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q4_K, DType::kQ4_K)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Width, q8_0, DType::kQ8_0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(512)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_Width, q4_K, DType::kQ4_K)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(512)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+#if defined(__x86_64__)
+BENCHMARK(BM_IssueRate<IssueOp::kMaddubs>)->Iterations(1)->Name("BM_IssueRate/maddubs");
+BENCHMARK(BM_IssueRate<IssueOp::kMadd>)->Iterations(1)->Name("BM_IssueRate/madd");
+BENCHMARK(BM_IssueRate<IssueOp::kSign>)->Iterations(1)->Name("BM_IssueRate/sign");
+BENCHMARK(BM_IssueRate<IssueOp::kFma>)->Iterations(1)->Name("BM_IssueRate/fma");
+BENCHMARK(BM_IssueRate<IssueOp::kCvt>)->Iterations(1)->Name("BM_IssueRate/cvt");
+BENCHMARK(BM_IssueRate<IssueOp::kHadd>)->Iterations(1)->Name("BM_IssueRate/hadd");
+BENCHMARK(BM_IssueRate<IssueOp::kAdd>)->Iterations(1)->Name("BM_IssueRate/add");
+BENCHMARK(BM_IssueRate<IssueOp::kMaddubsSign>)->Iterations(1)->Name("BM_IssueRate/maddubs+sign");
+BENCHMARK(BM_IssueRate<IssueOp::kMaddubsFma>)->Iterations(1)->Name("BM_IssueRate/maddubs+fma");
+BENCHMARK(BM_IssueRate<IssueOp::kMaddubsCvt>)->Iterations(1)->Name("BM_IssueRate/maddubs+cvt");
+#endif
+BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_VerifyCost, q8_0, DType::kQ8_0)
+    ->Arg(8)
+    ->Iterations(41)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_VerifyCost, q4_K, DType::kQ4_K)
+    ->Arg(8)
+    ->Iterations(41)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SmallDecode, q8_0, DType::kQ8_0)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_SmallDecode, q4_K, DType::kQ4_K)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.5);
+
+// The issue's targets, from whatever benchmarks ran (filters may skip some).
+void PrintSummary() {
+  if (Summary().empty()) return;
+  std::printf("\nSummary (targets: decode of_bw >= 0.80; width 8 / width 1 <= 2; prefill >= 0.50 of peak)\n");
+  for (const auto& [key, value] : Summary()) std::printf("  %-58s %8.3f\n", key.c_str(), value);
+}
 
 }  // namespace
 }  // namespace cairn::kernels
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  std::printf("MatMul target: %s, threads: %d\n", cairn::kernels::ActiveTargetName().c_str(), cairn::kernels::kThreads);
+  std::printf("MatMul target: %s, threads: %d\n", cairn::kernels::ActiveTargetName().c_str(),
+              cairn::kernels::kThreads);
   cairn::kernels::MeasuredBandwidth();
   cairn::kernels::PeakMacsPerCore();
+  cairn::kernels::FmaPeakPerCore();
   benchmark::RunSpecifiedBenchmarks();
+  cairn::kernels::PrintSummary();
   benchmark::Shutdown();
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fresh machine -> every test: installs dependencies, then
 #   1. Release build + all unit tests (ctest)
-#   2. end-to-end tests: the HTTP server (over a fake engine) driven by the OpenAI SDK
+#   2. end-to-end tests: the HTTP server driven by the OpenAI SDK (over a fake engine,
+#      then the real cairn serve on tiny random models and the default model)
 #   3. AddressSanitizer/UBSan build of the unit tests
 #   4. libFuzzer targets for a bounded time on their seed corpora
 #   5. aarch64 (NEON) compile check of core + kernels
@@ -18,7 +19,7 @@ stage "release build + unit tests"
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 1200
 
-stage "end-to-end tests (OpenAI SDK against the HTTP server over a fake engine)"
+stage "end-to-end tests (OpenAI SDK against the HTTP server: fake engine, then real models)"
 scripts/e2e.sh
 
 if [ "${CAIRN_TEST_QUICK:-0}" = 1 ]; then exit 0; fi

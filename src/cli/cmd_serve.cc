@@ -155,6 +155,9 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
       ->check(CLI::IsMember({"lookup", "draft", "mtp", "baseline", "auto"}))
       ->capture_default_str();
   cmd->add_option("--draft-model", args->engine.draft_model_path, "Draft model for --spec draft");
+  cmd->add_option("--spec-max-cap", args->engine.spec_max_cap, "Most draft tokens per speculative round")
+      ->check(CLI::Range(1, 32))
+      ->capture_default_str();
   cmd->add_option("--max-body-mb", args->max_body_mb, "Largest request body in MiB (larger: 413)")
       ->capture_default_str();
   cmd->add_option("--keepalive", args->server.keepalive_seconds,

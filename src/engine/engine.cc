@@ -75,7 +75,8 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
     }
   }
   e->spec_ = std::make_unique<SpecRunner>(*e->model_, options.model_path, e->draft_model_.get(),
-                                          options.draft_model_path, *e->pool_, options.spec_mode);
+                                          options.draft_model_path, *e->pool_, options.spec_mode,
+                                          options.spec_max_cap);
 
   cache::PrefixCacheConfig cc;
   cc.enabled = options.prefix_cache;
@@ -223,7 +224,9 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   }
   const int64_t max_tokens = std::max<int64_t>(1, std::min<int64_t>(options.max_tokens, context_ - n_prompt));
 
-  const SpecChoice spec_choice = spec_->Resolve(options.spec_mode);
+  // Seeded sampling must give the same tokens every time: see SpecRunner::Resolve.
+  const bool reproducible = options.temperature > 0.0f && options.seed.has_value();
+  const SpecChoice spec_choice = spec_->Resolve(options.spec_mode, reproducible);
   const bool want_prompt_hidden = SpecRunner::NeedsPromptHidden(spec_choice.mode);
 
   GenerationResult result;
@@ -357,11 +360,18 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   spec::DecodeOptions decode;
   decode.max_tokens = static_cast<int>(max_tokens);
   decode.on_token = on_token;
-  decode.hidden_from = hit.reuse_tokens;
+  // MTP context: the hidden rows of the uncached suffix. Seeded sampling uses
+  // only the last prompt row, which every request has whatever the cache held,
+  // so its drafts (and hence its random-number use) do not depend on the cache.
+  decode.hidden_from = reproducible ? n_prompt - 1 : hit.reuse_tokens;
   const std::span<const float> last_logits(out.logits.data() + (out.n_rows - 1) * cfg.n_vocab,
                                            static_cast<size_t>(cfg.n_vocab));
-  const std::span<const float> prompt_hidden =
-      want_prompt_hidden ? std::span<const float>(out.hidden.data(), out.hidden.size()) : std::span<const float>();
+  std::span<const float> prompt_hidden;
+  if (want_prompt_hidden) {
+    const size_t E = static_cast<size_t>(cfg.n_embd);
+    const size_t skip = static_cast<size_t>(decode.hidden_from - hit.reuse_tokens) * E;
+    prompt_hidden = std::span<const float>(out.hidden.data() + skip, out.hidden.size() - skip);
+  }
   const spec::DecodeOutput decoded =
       spec_->Decode(spec_choice, st, last_logits, prompt_hidden, *sampler, history, decode);
   if (finish.empty()) finish = "length";  // the decoder hit max_tokens first (same condition)

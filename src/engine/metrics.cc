@@ -108,6 +108,9 @@ std::string EngineMetrics::Text(const cache::CacheStats* cache, const std::strin
                          cache->hits[k]);
     }
     counter("cairn_cache_reused_tokens_total", "Prompt tokens reused from the prefix cache.", cache->reused_tokens);
+    counter("cairn_cache_inserts_total", "Prefix-cache inserts.", cache->inserts);
+    counter("cairn_cache_short_prompt_refusals_total", "Inserts refused by the short-prompt guard.",
+            cache->short_prompt_refusals);
     out += "# HELP cairn_cache_evictions_total Prefix-cache evictions by reason.\n# TYPE cairn_cache_evictions_total counter\n";
     for (int k = 0; k < cache::kNumEvictReasons; ++k) {
       out += fmt::format("cairn_cache_evictions_total{{reason=\"{}\"}} {}\n",

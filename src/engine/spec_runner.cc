@@ -14,8 +14,6 @@
 namespace cairn::engine {
 namespace {
 
-constexpr int kMaxCap = 16;
-
 std::string Unavailable(spec::SpecMode mode) {
   if (mode == spec::SpecMode::kDraft) return "spec mode \"draft\" needs a draft model (start the server with --draft-model FILE)";
   return "spec mode \"mtp\" needs a model with an MTP (nextn) head; this model has none";
@@ -24,9 +22,10 @@ std::string Unavailable(spec::SpecMode mode) {
 }  // namespace
 
 SpecRunner::SpecRunner(const model::Model& target, std::string target_path, const model::Model* draft,
-                       std::string draft_path, ThreadPool& pool, const std::string& default_mode)
+                       std::string draft_path, ThreadPool& pool, const std::string& default_mode, int max_cap)
     : target_(target), target_path_(std::move(target_path)), draft_(draft), draft_path_(std::move(draft_path)),
-      pool_(pool), default_mode_(default_mode.empty() ? "auto" : default_mode) {
+      pool_(pool), default_mode_(default_mode.empty() ? "auto" : default_mode), max_cap_(max_cap) {
+  if (max_cap_ < 1 || max_cap_ > spec::kMaxDraft) Fail("--spec-max-cap must be in 1..{}, got {}", spec::kMaxDraft, max_cap_);
   const std::optional<spec::SpecMode> mode = spec::ParseSpecMode(default_mode_);
   if (!mode) Fail("unknown --spec mode \"{}\" (expected lookup, draft, mtp, baseline or auto)", default_mode_);
   if (*mode != spec::SpecMode::kAuto && !Available(*mode)) Fail("{}", Unavailable(*mode));
@@ -45,16 +44,17 @@ bool SpecRunner::Available(spec::SpecMode mode) const {
   }
 }
 
-SpecChoice SpecRunner::Resolve(const std::string& requested) {
+SpecChoice SpecRunner::Resolve(const std::string& requested, bool reproducible) {
   SpecChoice choice;
   choice.requested = requested.empty() ? default_mode_ : requested;
+  choice.reproducible = reproducible;
   const std::optional<spec::SpecMode> mode = spec::ParseSpecMode(choice.requested);
   if (!mode) {
     throw RequestError(fmt::format("spec: unknown mode \"{}\" (expected lookup, draft, mtp, baseline or auto)",
                                    choice.requested));
   }
   if (*mode == spec::SpecMode::kAuto) {
-    choice.mode = PickAuto();
+    choice.mode = reproducible ? spec::ResolveAutoMode(target_.has_mtp(), draft_ != nullptr) : PickAuto();
   } else {
     if (!Available(*mode)) throw RequestError(Unavailable(*mode));
     choice.mode = *mode;
@@ -65,7 +65,7 @@ SpecChoice SpecRunner::Resolve(const std::string& requested) {
 const spec::VerifyCostCurve& SpecRunner::Curve() {
   if (curve_.empty()) {
     const Stopwatch watch;
-    curve_ = spec::CalibratedVerifyCost(target_, target_path_, pool_, /*use_disk=*/true, kMaxCap + 1);
+    curve_ = spec::CalibratedVerifyCost(target_, target_path_, pool_, /*use_disk=*/true, max_cap_ + 1);
     LogInfo("speculative decoding: verify cost by width {}..{} = {:.2f}..{:.2f} ms (calibrated in {:.2f} s)", 1,
             curve_.max_width(), curve_.seconds.front() * 1e3, curve_.seconds.back() * 1e3, watch.Seconds());
   }
@@ -75,8 +75,15 @@ const spec::VerifyCostCurve& SpecRunner::Curve() {
 spec::CapController& SpecRunner::Controller(spec::SpecMode mode) {
   auto it = controllers_.find(mode);
   if (it != controllers_.end()) return *it->second;
+  auto controller = std::make_unique<spec::CapController>(Curve(), PriorOptions(mode));
+  spec::CapController& ref = *controller;
+  controllers_.emplace(mode, std::move(controller));
+  return ref;
+}
+
+spec::CapControllerOptions SpecRunner::PriorOptions(spec::SpecMode mode) {
   spec::CapControllerOptions o;
-  o.max_cap = kMaxCap;
+  o.max_cap = max_cap_;
   if (mode == spec::SpecMode::kDraft && draft_ != nullptr) {
     // Prior: one draft-model token costs about its own width-1 forward.
     o.draft_cost = spec::CalibratedVerifyCost(*draft_, draft_path_, pool_, true, 2).At(1);
@@ -85,17 +92,14 @@ spec::CapController& SpecRunner::Controller(spec::SpecMode mode) {
     // 2 / (layers + 1) of a target forward; measured live afterwards.
     o.draft_cost = Curve().At(1) * 2.0 / (target_.config().n_layers + 1);
   }
-  auto controller = std::make_unique<spec::CapController>(Curve(), o);
-  spec::CapController& ref = *controller;
-  controllers_.emplace(mode, std::move(controller));
-  return ref;
+  return o;
 }
 
 double SpecRunner::ModelledBestRate(spec::SpecMode mode) {
   const spec::VerifyCostCurve& curve = Curve();
   if (mode == spec::SpecMode::kBaseline) return 1.0 / curve.At(1);
   spec::CapController& c = Controller(mode);
-  const int cap = spec::BestCap(curve, c.acceptance(), c.draft_cost(), kMaxCap);
+  const int cap = spec::BestCap(curve, c.acceptance(), c.draft_cost(), max_cap_);
   return spec::ModelledRate(curve, c.acceptance(), c.draft_cost(), cap);
 }
 
@@ -128,7 +132,16 @@ spec::DecodeOutput SpecRunner::Decode(const SpecChoice& choice, model::SequenceS
     default: break;
   }
   if (drafter == nullptr) Fail("spec mode {} has no drafter", spec::SpecModeName(choice.mode));
-  options.controller = &Controller(choice.mode);
+  std::unique_ptr<spec::CapController> own;
+  if (choice.reproducible) {
+    // Same start and no timing input every time: the same seed gives the same tokens.
+    spec::CapControllerOptions o = PriorOptions(choice.mode);
+    o.measure_draft_cost = false;
+    own = std::make_unique<spec::CapController>(Curve(), o);
+    options.controller = own.get();
+  } else {
+    options.controller = &Controller(choice.mode);
+  }
   return spec::DecodeSpeculative(target_, state, last_logits, prompt_hidden, sampler, history, *drafter, options,
                                  pool_);
 }

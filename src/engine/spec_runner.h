@@ -40,6 +40,7 @@ namespace cairn::engine {
 struct SpecChoice {
   spec::SpecMode mode = spec::SpecMode::kBaseline;  // never kAuto
   std::string requested;                            // as asked ("auto", "lookup", ...)
+  bool reproducible = false;                        // seeded sampling (see Resolve)
 };
 
 class SpecRunner {
@@ -47,12 +48,16 @@ class SpecRunner {
   // `target`, `draft` (may be null) and `pool` outlive the runner. Throws
   // cairn::Error when default_mode is unknown or needs what is not loaded.
   SpecRunner(const model::Model& target, std::string target_path, const model::Model* draft, std::string draft_path,
-             ThreadPool& pool, const std::string& default_mode);
+             ThreadPool& pool, const std::string& default_mode, int max_cap = 16);
   ~SpecRunner();
 
   // Resolves a request's mode ("" = the server default). Throws RequestError
   // for unknown modes and for draft/mtp when the model/head is not loaded.
-  SpecChoice Resolve(const std::string& requested);
+  // `reproducible` (seeded sampling): the choice and the cap schedule must
+  // depend on the request alone, so auto takes the static preference
+  // (mtp > draft > lookup) and the decode gets a fresh controller that does
+  // not learn from timing.
+  SpecChoice Resolve(const std::string& requested, bool reproducible = false);
 
   // True when the prefill must keep every prompt token's hidden row.
   static bool NeedsPromptHidden(spec::SpecMode mode) { return mode == spec::SpecMode::kMtp; }
@@ -73,6 +78,8 @@ class SpecRunner {
  private:
   const spec::VerifyCostCurve& Curve();
   spec::CapController& Controller(spec::SpecMode mode);
+  // Starting options of a mode's controller (priors only, no live state).
+  spec::CapControllerOptions PriorOptions(spec::SpecMode mode);
   double ModelledBestRate(spec::SpecMode mode);
   spec::SpecMode PickAuto();
   bool Available(spec::SpecMode mode) const;
@@ -83,6 +90,7 @@ class SpecRunner {
   std::string draft_path_;
   ThreadPool& pool_;
   std::string default_mode_;
+  int max_cap_;  // most drafts per round; the verify curve is measured to width max_cap_ + 1
   spec::VerifyCostCurve curve_;
   std::map<spec::SpecMode, std::unique_ptr<spec::CapController>> controllers_;
   std::unique_ptr<spec::LookupDrafter> lookup_;

@@ -21,6 +21,7 @@
 #include <hwy/highway.h>
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -87,8 +88,12 @@ HWY_INLINE void StoreEvenLanes(const __m256 acc[(NB + 3) / 4], float* out) {
 // eight mins each repeated twice as int16 (mins16, matching the 16 bsums of
 // the activation super-block).
 HWY_INLINE void UnpackKScales(const uint8_t* bytes, __m256i* sc16, __m256i* mins16) {
+  // Three separate 32-bit loads straight from the block (a 12-byte memcpy
+  // into an array went through the stack: store, then three reloads).
   uint32_t w[3];
-  std::memcpy(w, bytes, sizeof w);
+  std::memcpy(&w[0], bytes, 4);
+  std::memcpy(&w[1], bytes + 4, 4);
+  std::memcpy(&w[2], bytes + 8, 4);
   const uint32_t sc_lo = w[0] & 0x3f3f3f3fu;  // j < 4: low 6 bits of bytes j
   const uint32_t m_lo = w[1] & 0x3f3f3f3fu;   // and j + 4
   // j >= 4: a nibble of byte j + 4 and the top 2 bits of byte j - 4 (scale) or j (min).
@@ -124,6 +129,26 @@ HWY_INLINE void LoadKLevels(const Block& block, int g, __m256i* lo, __m256i* hi)
   }
 }
 
+// Decode path of one Q4_K/Q5_K super-block against activation levels x and
+// bsums: hadd(dots, min_dots), whose lanes sum to sumi (lanes 0, 1 of each
+// 128-bit half) and summ (lanes 2, 3). Levels stream through two registers.
+template <bool kFiveBit, class Block>
+HWY_INLINE __m256i StreamDots(const Block& block, const int8_t* x, const int16_t* bsums) {
+  __m256i sc16, mins16;
+  UnpackKScales(block.scales, &sc16, &mins16);
+  __m256i dots = _mm256_setzero_si256();
+  for (int g = 0; g < 4; ++g) {
+    __m256i lo, hi;
+    LoadKLevels<kFiveBit>(block, g, &lo, &hi);
+    const __m256i p_lo = _mm256_maddubs_epi16(lo, LoadBytes32(x + 64 * g));
+    const __m256i p_hi = _mm256_maddubs_epi16(hi, LoadBytes32(x + 64 * g + 32));
+    dots = _mm256_add_epi32(dots, _mm256_madd_epi16(p_lo, ScaleOf(sc16, 2 * g)));
+    dots = _mm256_add_epi32(dots, _mm256_madd_epi16(p_hi, ScaleOf(sc16, 2 * g + 1)));
+  }
+  const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(bsums), mins16);
+  return _mm256_hadd_epi32(dots, min_dots);
+}
+
 // Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins. One weight
 // row x up to 8 activation rows per call: each super-block is unpacked once
 // (levels in eight registers, scales in L1) and reused for every activation
@@ -142,34 +167,54 @@ struct ScaleMinKernel {
     static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
     constexpr int kGroups = (NB + 3) / 4;
     const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    const __m256 negate_odd = _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
+    const __m256 negate_odd =
+        _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
     __m256 acc[kGroups];
     for (int g = 0; g < kGroups; ++g) acc[g] = _mm256_setzero_ps();
     if constexpr (NB == 1) {
       // Decode: nothing to reuse, so stream the levels through two registers
-      // and keep the scales in one (sc16); same integers, same two FMAs.
+      // and keep the scales in one (sc16); same integers, same FMAs. Two
+      // super-blocks per step share one horizontal reduction.
       const __m128 negate_odd4 = _mm256_castps256_ps128(negate_odd);
       __m128 acc1 = _mm_setzero_ps();
-      for (int64_t i = 0; i < cols / kQKK; ++i) {
-        const Block& block = blocks[i];
-        const int8_t* x = acts[0].qs + i * kQKK;
-        __m256i sc16, mins16;
-        UnpackKScales(block.scales, &sc16, &mins16);
-        __m256i dots = _mm256_setzero_si256();
-        for (int g = 0; g < 4; ++g) {
-          __m256i lo, hi;
-          LoadKLevels<kFiveBit>(block, g, &lo, &hi);
-          const __m256i p_lo = _mm256_maddubs_epi16(lo, LoadBytes32(x + 64 * g));
-          const __m256i p_hi = _mm256_maddubs_epi16(hi, LoadBytes32(x + 64 * g + 32));
-          dots = _mm256_add_epi32(dots, _mm256_madd_epi16(p_lo, ScaleOf(sc16, 2 * g)));
-          dots = _mm256_add_epi32(dots, _mm256_madd_epi16(p_hi, ScaleOf(sc16, 2 * g + 1)));
+      const int64_t num_blocks = cols / kQKK;
+      int64_t i = 0;
+      for (; i + 2 <= num_blocks; i += 2) {
+        // Weights ~1.1 KB (eight super-blocks) ahead: decode reads each once.
+        const char* ahead = reinterpret_cast<const char*>(blocks + i + 8);
+        for (int line = 0; line < 5; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
+        __m256i h[2];
+        for (int u = 0; u < 2; ++u) {
+          h[u] =
+              StreamDots<kFiveBit>(blocks[i + u], acts[0].qs + (i + u) * kQKK, acts[0].bsums + (i + u) * 16);
         }
-        const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(acts[0].bsums + i * 16), mins16);
-        const __m256i h = _mm256_hadd_epi32(dots, min_dots);
+        // [sumi_i, summ_i, sumi_i+1, summ_i+1] (exact).
+        const __m256i q = _mm256_hadd_epi32(h[0], h[1]);
+        const __m128 sums =
+            _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)));
+        // [d_i, dmin_i, d_i+1, dmin_i+1]: d and dmin are the first 4 bytes of a
+        // block (static_assert below).
+        uint32_t dd0, dd1;
+        std::memcpy(&dd0, reinterpret_cast<const uint8_t*>(&blocks[i]), 4);
+        std::memcpy(&dd1, reinterpret_cast<const uint8_t*>(&blocks[i + 1]), 4);
+        const __m128 d_dmin =
+            _mm_cvtph_ps(_mm_setr_epi32(static_cast<int>(dd0), static_cast<int>(dd1), 0, 0));
+        const __m128 dx = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(acts[0].d + i)));
+        // dx * d, -(dx * dmin) per super-block; then the reference's four FMAs in order, in lane 0.
+        const __m128 factors = _mm_xor_ps(_mm_mul_ps(_mm_unpacklo_ps(dx, dx), d_dmin), negate_odd4);
+        acc1 = _mm_fmadd_ps(factors, sums, acc1);
+        acc1 = _mm_fmadd_ps(_mm_movehdup_ps(factors), _mm_movehdup_ps(sums), acc1);
+        acc1 = _mm_fmadd_ps(_mm_movehl_ps(factors, factors), _mm_movehl_ps(sums, sums), acc1);
+        acc1 = _mm_fmadd_ps(_mm_permute_ps(factors, 0xFF), _mm_permute_ps(sums, 0xFF), acc1);
+      }
+      for (; i < num_blocks; ++i) {
+        const Block& block = blocks[i];
+        const __m256i h = StreamDots<kFiveBit>(block, acts[0].qs + i * kQKK, acts[0].bsums + i * 16);
         const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
         // Lanes 0, 1: sumi, summ (exact); then dx * d, -(dx * dmin).
         const __m128 sums = _mm_cvtepi32_ps(_mm_hadd_epi32(t, t));
-        const __m128 d_dmin = _mm_setr_ps(_cvtsh_ss(LoadHalfBits(block.d)), _cvtsh_ss(LoadHalfBits(block.dmin)), 0.0f, 0.0f);
+        const __m128 d_dmin =
+            _mm_setr_ps(_cvtsh_ss(LoadHalfBits(block.d)), _cvtsh_ss(LoadHalfBits(block.dmin)), 0.0f, 0.0f);
         const __m128 factors = _mm_xor_ps(_mm_mul_ps(_mm_set1_ps(acts[0].d[i]), d_dmin), negate_odd4);
         acc1 = _mm_fmadd_ps(factors, sums, acc1);
         acc1 = _mm_fmadd_ps(_mm_movehdup_ps(factors), _mm_movehdup_ps(sums), acc1);
@@ -213,6 +258,8 @@ struct ScaleMinKernel {
   }
 };
 
+static_assert(offsetof(BlockQ4K, dmin) == 2 && offsetof(BlockQ5K, dmin) == 2);
+
 using Q4KKernel = ScaleMinKernel<false>;
 using Q5KKernel = ScaleMinKernel<true>;
 
@@ -252,9 +299,11 @@ struct Q6KKernel {
       alignas(32) __m256i scales[8];
       for (int v = 0; v < 8; ++v) {
         // Pair lanes 0..7 cover sub-block 2v, lanes 8..15 sub-block 2v + 1.
-        scales[v] = _mm256_set_m128i(_mm_set1_epi16(block.scales[2 * v + 1]), _mm_set1_epi16(block.scales[2 * v]));
+        scales[v] =
+            _mm256_set_m128i(_mm_set1_epi16(block.scales[2 * v + 1]), _mm_set1_epi16(block.scales[2 * v]));
       }
-      const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
+      const __m256i scales16 =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
       const __m256 d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
       for (int g = 0; g < kGroups; ++g) {
         const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
@@ -272,7 +321,8 @@ struct Q6KKernel {
         // Lane 2t: sum_dots - 32 * sum_offset of activation row t (exact).
         const __m256i v = ReducePairs4(h);
         const __m256i sumi = _mm256_sub_epi32(v, _mm256_slli_epi32(_mm256_srli_epi64(v, 32), 5));
-        acc[g] = _mm256_fmadd_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), _mm256_cvtepi32_ps(sumi), acc[g]);
+        acc[g] =
+            _mm256_fmadd_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), _mm256_cvtepi32_ps(sumi), acc[g]);
       }
     }
     StoreEvenLanes<NB>(acc, out);

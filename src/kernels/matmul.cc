@@ -6,14 +6,16 @@
 //   for each block of kRowBlock weight rows (kept hot in L1/L2)
 //     for each tile of up to kMaxActs activation rows
 //       for each group of kTileRows weight rows: kernel tile -> y[tile][rows]
-// Tile shapes are per kernel (Q8_0/Q4_0 on x86: 2 x 4; K-quants: 1 x 8;
-// others 1 x 4). Batch 1 (decode) degenerates to one streaming pass over the
-// weights, one row at a time. Small batches (speculative verification) load
-// and unpack every weight block once per tile. Large batches (prefill) reuse
-// each block of rows from cache for every tile, and each activation tile
-// from L1 for every row. Each y[b][r] is produced by one kernel call whose
-// operation sequence for (r, b) does not depend on the tile shape, the tile,
-// the row block or the thread: the exactness contract of matmul.h.
+// Tile shapes are per kernel (Q8_0/Q4_0 on x86: 2 x 4, and 1 x 8 for batches
+// 5..16; K-quants: 1 x 8; others 1 x 4). Batch 1 (decode) degenerates to one
+// streaming pass over the weights, one row at a time. Small batches
+// (speculative verification) load and unpack every weight block once per
+// tile. Large batches (prefill) reuse each block of rows from cache for every
+// tile, and each activation tile from L1 for every row. Products under
+// kMinParallelMacs run on the calling thread (no fork-join). Each y[b][r] is
+// produced by one kernel call whose operation sequence for (r, b) does not
+// depend on the tile shape, the tile, the row block or the thread: the
+// exactness contract of matmul.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/matmul.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -37,6 +39,13 @@
 namespace cairn::kernels {
 // Weight rows whose data is reused from cache across all activation tiles.
 inline constexpr int64_t kRowBlock = 16;
+// Products smaller than this many multiply-accumulates (rows x cols x batch)
+// run on the calling thread: 2^18 MACs take ~5-10 us on one core, about what
+// handing half of it to a spinning worker saves, while a worker that has gone
+// to sleep or lost its core (shared machine) costs 10 us to milliseconds.
+// E.g. the 16-row beta/alpha projections of Gated DeltaNet run inline, a
+// 1024 x 1024 decode matmul (2^20) is split.
+inline constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
 }  // namespace cairn::kernels
 #endif
 
@@ -59,6 +68,14 @@ constexpr int MaxActsOf() {
   return 4;
 }
 
+// Optional 1-row tile for verification widths (kWideActs activation rows);
+// 0 if the kernel has none.
+template <class Kernel>
+constexpr int WideActsOf() {
+  if constexpr (requires { Kernel::kWideActs; }) return Kernel::kWideActs;
+  return 0;
+}
+
 template <class Kernel, int R, int NB, class Act>
 HWY_INLINE void CallTile(const MatrixView& w, int64_t r, const Act* acts, float* out) {
   if constexpr (requires { Kernel::kTileRows; }) {
@@ -69,33 +86,40 @@ HWY_INLINE void CallTile(const MatrixView& w, int64_t r, const Act* acts, float*
   }
 }
 
-// out[i * nb + b] for the R rows starting at r; nb in [1, MaxActsOf<Kernel>()].
-template <class Kernel, int R, class Act>
+// out[i * nb + b] for the R rows starting at r; nb in [1, kMax].
+template <class Kernel, int R, int kMax, class Act>
 HWY_INLINE void TileSwitch(const MatrixView& w, int64_t r, const Act* acts, int nb, float* out) {
-  constexpr int kMax = MaxActsOf<Kernel>();
   static_assert(kMax == 4 || kMax == 8);
   switch (nb) {
-    case 1: return CallTile<Kernel, R, 1>(w, r, acts, out);
-    case 2: return CallTile<Kernel, R, 2>(w, r, acts, out);
-    case 3: return CallTile<Kernel, R, 3>(w, r, acts, out);
-    case 4: return CallTile<Kernel, R, 4>(w, r, acts, out);
-    default: break;
+    case 1:
+      return CallTile<Kernel, R, 1>(w, r, acts, out);
+    case 2:
+      return CallTile<Kernel, R, 2>(w, r, acts, out);
+    case 3:
+      return CallTile<Kernel, R, 3>(w, r, acts, out);
+    case 4:
+      return CallTile<Kernel, R, 4>(w, r, acts, out);
+    default:
+      break;
   }
   if constexpr (kMax == 8) {
     switch (nb) {
-      case 5: return CallTile<Kernel, R, 5>(w, r, acts, out);
-      case 6: return CallTile<Kernel, R, 6>(w, r, acts, out);
-      case 7: return CallTile<Kernel, R, 7>(w, r, acts, out);
-      default: return CallTile<Kernel, R, 8>(w, r, acts, out);
+      case 5:
+        return CallTile<Kernel, R, 5>(w, r, acts, out);
+      case 6:
+        return CallTile<Kernel, R, 6>(w, r, acts, out);
+      case 7:
+        return CallTile<Kernel, R, 7>(w, r, acts, out);
+      default:
+        return CallTile<Kernel, R, 8>(w, r, acts, out);
     }
   }
 }
 
-template <class Kernel, class Act>
-void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
-             int64_t r1) {
-  constexpr int kRows = TileRowsOf<Kernel>();
-  constexpr int kActs = MaxActsOf<Kernel>();
+// Rows [r0, r1) with register tiles of kRows weight rows x kActs activation rows.
+template <class Kernel, int kRows, int kActs, class Act>
+void RunRowsTiled(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
+                  int64_t r1) {
   for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
     const int64_t re = std::min(r1, rb + kRowBlock);
     for (int64_t b = 0; b < batch; b += kActs) {
@@ -108,9 +132,9 @@ void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int6
         // per-(row, activation row) operations.
         const int rows = (nb > 1 && r + kRows <= re) ? kRows : 1;
         if (rows == kRows) {
-          TileSwitch<Kernel, kRows>(w, r, acts + b, nb, out);
+          TileSwitch<Kernel, kRows, kActs>(w, r, acts + b, nb, out);
         } else {
-          TileSwitch<Kernel, 1>(w, r, acts + b, nb, out);
+          TileSwitch<Kernel, 1, kActs>(w, r, acts + b, nb, out);
         }
         for (int i = 0; i < rows; ++i) {
           for (int j = 0; j < nb; ++j) y[(b + j) * ldy + r + i] = out[i * nb + j];
@@ -122,8 +146,28 @@ void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int6
 }
 
 template <class Kernel, class Act>
+void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
+             int64_t r1) {
+  // Verification widths (up to two wide tiles): 1 x kWide tiles stream each
+  // weight row once per kWide activation rows. Prefill keeps the default
+  // tile (1 x 8 there measured no better than 2 x 4, within noise).
+  constexpr int kWide = WideActsOf<Kernel>();
+  if constexpr (kWide > 0) {
+    if (batch > MaxActsOf<Kernel>() && batch <= 2 * kWide) {
+      return RunRowsTiled<Kernel, 1, kWide>(w, acts, batch, y, ldy, r0, r1);
+    }
+  }
+  RunRowsTiled<Kernel, TileRowsOf<Kernel>(), MaxActsOf<Kernel>()>(w, acts, batch, y, ldy, r0, r1);
+}
+
+template <class Kernel, class Act>
 void RunParallel(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy,
                  ThreadPool& pool) {
+  // Small products: no fork-join (same kernel calls, so the same bits).
+  if (pool.num_threads() == 1 || w.rows * w.cols * batch < kMinParallelMacs) {
+    RunRows<Kernel>(w, acts, batch, y, ldy, 0, w.rows);
+    return;
+  }
   // A few chunks per thread balance uneven progress; chunks stay contiguous
   // so each thread streams its rows sequentially (prefetcher-friendly).
   pool.ParallelFor(
@@ -133,15 +177,16 @@ void RunParallel(const MatrixView& w, const Act* acts, int64_t batch, float* y, 
 }
 
 template <class Kernel>
-void RunQuantized(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y,
-                  int64_t ldy, ThreadPool& pool) {
+void RunQuantized(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
+                  ThreadPool& pool) {
   const ActFormat format = ActFormatFor(w.type);
   const size_t row_bytes = ActRowBytes(format, w.cols);
   uint8_t* scratch = ActScratch(row_bytes * static_cast<size_t>(batch));
   auto quantize = [&](int64_t b0, int64_t b1, int) {
-    for (int64_t b = b0; b < b1; ++b) QuantizeActivationRowTarget(format, x + b * ldx, w.cols, scratch + b * row_bytes);
+    for (int64_t b = b0; b < b1; ++b)
+      QuantizeActivationRowTarget(format, x + b * ldx, w.cols, scratch + b * row_bytes);
   };
-  if (batch >= 8) {
+  if (batch >= 8 && batch * w.cols >= (int64_t{1} << 16)) {
     pool.ParallelFor(batch, 1, quantize);
   } else {
     quantize(0, batch, 0);
@@ -162,15 +207,24 @@ void RunFloat(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, f
 void MatMulTarget(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
                   ThreadPool& pool) {
   switch (w.type) {
-    case DType::kF32: return RunFloat<DType::kF32>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kF16: return RunFloat<DType::kF16>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kBF16: return RunFloat<DType::kBF16>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kQ8_0: return RunQuantized<Q8_0Kernel>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kQ4_0: return RunQuantized<Q4_0Kernel>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kQ4_K: return RunQuantized<Q4KKernel>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kQ5_K: return RunQuantized<Q5KKernel>(w, x, ldx, batch, y, ldy, pool);
-    case DType::kQ6_K: return RunQuantized<Q6KKernel>(w, x, ldx, batch, y, ldy, pool);
-    default: CAIRN_CHECK(false && "MatMul: unsupported weight type");
+    case DType::kF32:
+      return RunFloat<DType::kF32>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kF16:
+      return RunFloat<DType::kF16>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kBF16:
+      return RunFloat<DType::kBF16>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ8_0:
+      return RunQuantized<Q8_0Kernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ4_0:
+      return RunQuantized<Q4_0Kernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ4_K:
+      return RunQuantized<Q4KKernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ5_K:
+      return RunQuantized<Q5KKernel>(w, x, ldx, batch, y, ldy, pool);
+    case DType::kQ6_K:
+      return RunQuantized<Q6KKernel>(w, x, ldx, batch, y, ldy, pool);
+    default:
+      CAIRN_CHECK(false && "MatMul: unsupported weight type");
   }
 }
 

@@ -190,7 +190,7 @@ void CapController::Observe(int drafted, int accepted) {
 }
 
 void CapController::ObserveDraftCost(double seconds, int drafted) {
-  if (drafted <= 0 || seconds < 0) return;
+  if (drafted <= 0 || seconds < 0 || !options_.measure_draft_cost) return;
   const double per_token = seconds / drafted;
   options_.draft_cost = draft_cost_observed_ ? 0.8 * options_.draft_cost + 0.2 * per_token : per_token;
   draft_cost_observed_ = true;

@@ -61,6 +61,10 @@ struct CapControllerOptions {
   double alpha = 0.05;        // EMA weight of one Bernoulli observation
   double draft_cost = 0.0;    // seconds per drafted token
   int fixed_cap = -1;         // >= 0: always this cap (no adaptation)
+  // Learn the draft cost from measured (wall-clock) drafting time. Off for
+  // seeded sampling: the cap schedule decides how random numbers are
+  // consumed, so it must not depend on timing.
+  bool measure_draft_cost = true;
 };
 
 class CapController {

@@ -3,12 +3,13 @@
 // count and row split.
 #include "kernels/matmul.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/half.h"
 #include "kernels/dot_ref.h"
@@ -21,7 +22,7 @@ namespace {
 using test::ForEachTarget;
 using test::Sanitized;
 
-constexpr DType kAllTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
+constexpr DType kAllTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
                                DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
@@ -42,12 +43,24 @@ struct Weights {
     const std::vector<float> w = Gaussian(static_cast<size_t>(rows * cols), 0.05f, seed);
     const size_t stride = RowBytes(type, cols) + pad;
     bytes.assign(stride * rows, 0xCD);
-    for (int64_t r = 0; r < rows; ++r) QuantizeRow(type, w.data() + r * cols, cols, bytes.data() + r * stride);
+    for (int64_t r = 0; r < rows; ++r)
+      QuantizeRow(type, w.data() + r * cols, cols, bytes.data() + r * stride);
     view = MatrixView{type, bytes.data(), rows, cols, stride};
   }
 };
 
 int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512 : 320; }
+
+// Column counts that reach every loop of the x86 kernels. 32-element blocks:
+// 3 blocks (per-block loop only), 8 (one 8-block scale chunk), 10 (chunk +
+// tail), 25 (three chunks + tail), 50 (six chunks + tail, rows longer than
+// the 1 KB decode prefetch distance). K-quants: 1, 2 and 3 super-blocks (the
+// decode kernel pairs super-blocks; 3 = one pair + the single tail).
+std::vector<int64_t> ColsSweep(DType type) {
+  if (GetDTypeInfo(type).block_elems == 256) return {256, 512, 768};
+  if (GetDTypeInfo(type).block_elems == 32) return {96, 256, 320, 800, 1600};
+  return {ColsFor(type)};
+}
 
 // Quantized types: MatMul must equal MatMulReference bit for bit (same
 // activation quantization, exact integer dots, canonical float order). The
@@ -56,9 +69,9 @@ int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512
 // Float types: the SIMD sum order differs from the double reference; the
 // classic bound |error| <= n * 2^-24 * sum |w x| holds for any order (n = cols).
 TEST(MatMulTest, MatchesReferenceOnEveryTarget) {
-  const std::vector<int64_t> batches =
-      Sanitized() ? std::vector<int64_t>{1, 3, 6, 17}
-                  : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 64, 130};
+  const std::vector<int64_t> batches = Sanitized()
+                                           ? std::vector<int64_t>{1, 3, 6, 17}
+                                           : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 64, 130};
   const int64_t rows = Sanitized() ? 13 : 37;
   ThreadPool pool(2);
   for (DType type : kAllTypes) {
@@ -102,6 +115,54 @@ TEST(MatMulTest, MatchesReferenceOnEveryTarget) {
   }
 }
 
+// Quantized types over column counts that exercise every kernel loop (scale
+// chunks and tails, paired super-blocks and the single tail),
+// batches 1..9, 12 and 16 (every register-tile width, one and two wide
+// tiles), on every target: bit-equal to the reference.
+TEST(MatMulTest, ColumnSweepMatchesReference) {
+  const int64_t rows = 19;  // a full 16-row block and a partial one
+  ThreadPool pool(2);
+  for (DType type : kAllTypes) {
+    if (IsFloat(type)) continue;
+    for (int64_t cols : ColsSweep(type)) {
+      SCOPED_TRACE(std::string(GetDTypeInfo(type).name) + " cols=" + std::to_string(cols));
+      const Weights w(type, rows, cols, 31);
+      const int64_t batch = 16;
+      const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 6);
+      std::vector<float> ref(batch * rows);
+      MatMulReference(w.view, x.data(), cols, batch, ref.data(), rows);
+      ForEachTarget([&] {
+        for (int64_t b : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16}) {
+          std::vector<float> y(b * rows);
+          MatMul(w.view, x.data(), cols, b, y.data(), rows, pool);
+          ASSERT_TRUE(test::BitEqual(y.data(), ref.data(), y.size())) << "batch=" << b;
+        }
+      });
+    }
+  }
+}
+
+// A product large enough for the thread pool (>= 2^18 MACs, see matmul.cc)
+// equals the same rows computed in small pieces, which MatMul runs inline.
+TEST(MatMulTest, PooledAndInlineAgree) {
+  const int64_t rows = Sanitized() ? 128 : 256, cols = 1024, batch = 3;
+  ThreadPool pool(2);
+  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kF32}) {
+    SCOPED_TRACE(GetDTypeInfo(type).name);
+    const Weights w(type, rows, cols, 41);
+    const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 7);
+    std::vector<float> full(batch * rows), pieces(batch * rows);
+    MatMul(w.view, x.data(), cols, batch, full.data(), rows, pool);  // 3 * 2^18 MACs (full size): pooled
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+      MatrixView part = w.view;
+      part.rows = 16;
+      part.data = w.view.Row(r0);
+      MatMul(part, x.data(), cols, batch, pieces.data() + r0, rows, pool);  // 3 * 2^14 MACs: inline
+    }
+    EXPECT_TRUE(test::BitEqual(full.data(), pieces.data(), full.size()));
+  }
+}
+
 // Within one target, y[b][r] depends only on (row r, activation row b): compare
 // a batch-64 two-thread product with batches 1, 3, 8, 17 on one thread and with
 // a product over a split row range.
@@ -120,7 +181,8 @@ TEST(MatMulTest, BitExactAcrossBatchThreadsAndRowSplits) {
         for (int64_t b0 = 0; b0 + sub <= batch; b0 += sub) {
           std::vector<float> part(sub * rows);
           MatMul(w.view, x.data() + b0 * cols, cols, sub, part.data(), rows, pool1);
-          ASSERT_TRUE(test::BitEqual(part.data(), full.data() + b0 * rows, part.size())) << "sub=" << sub << " b0=" << b0;
+          ASSERT_TRUE(test::BitEqual(part.data(), full.data() + b0 * rows, part.size()))
+              << "sub=" << sub << " b0=" << b0;
         }
       }
       // Rows [0, 29) and [29, rows) as separate matrices.
