@@ -27,7 +27,7 @@ if [ "${CAIRN_TEST_QUICK:-0}" = 1 ]; then exit 0; fi
 # The parsers and the layers below the model run under the sanitizers; the
 # model-level suites (model, spec, server, ...) are exercised by stage 1 and
 # would take most of the CI budget at sanitizer speed.
-stage "AddressSanitizer + UBSan build + unit tests (${asan_layers:=core gguf tokenizer chat kernels sampling cache engine})"
+stage "AddressSanitizer + UBSan build + unit tests (${asan_layers:=core gguf tokenizer chat kernels sampling cache engine server})"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAIRN_SANITIZE=ON \
   -DCAIRN_BUILD_BENCH=OFF >/dev/null
 targets=()
