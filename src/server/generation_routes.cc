@@ -132,6 +132,82 @@ void HandleStream(HttpServer::Impl& server, const Dialect& dialect, ParsedReques
       });
 }
 
+// Non-streaming. The generation runs on its own thread. An answer that is
+// ready within kBlockingGrace is sent as an ordinary JSON response (so errors
+// keep their real status). A longer one commits to a chunked 200 and writes
+// one space (insignificant whitespace before a JSON value) every
+// kBlockingProbe until the body is ready. A failed write is how a client's
+// disconnect is noticed: the engine then stops at its next token, exactly as
+// for a stream, and the prefix cache keeps what was computed.
+constexpr std::chrono::milliseconds kBlockingGrace{1000};
+constexpr std::chrono::milliseconds kBlockingProbe{1000};
+
+struct BlockingJob {
+  std::shared_ptr<StreamSession> session;
+  std::thread thread;
+  std::optional<ApiError> error;  // set before session->Finish()
+  engine::Json body;              // set before session->Finish() when no error
+
+  ~BlockingJob() {
+    if (session) session->MarkGone();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+void RunBlocking(HttpServer::Impl& server, BlockingJob& job, const Dialect& dialect, const ParsedRequest& request,
+                 const ResponseMeta& meta) {
+  StreamSession& session = *job.session;
+  auto alive = [&] {
+    if (server.stopping) session.MarkGone();
+    return session.Progress();  // false once a probe write failed
+  };
+  try {
+    GenerationResult result = server.service.Generate(
+        request.input, request.options, [&](const GenerationDelta&) { return alive(); },
+        [&](int64_t, int64_t) { return alive(); });
+    if (session.gone()) {
+      LogInfo("client disconnected; generation stopped early after {} tokens", result.completion_tokens);
+    }
+    const bool with_logprobs = WantsLogprobs(dialect, request);
+    job.body = dialect.chat ? ChatCompletionJson(meta, result, with_logprobs)
+                            : CompletionJson(meta, result, with_logprobs);
+    session.Finish(DumpJson(job.body));
+  } catch (const engine::RequestError& e) {
+    job.error = BadRequest(e.what());
+    session.Finish(ErrorBody(*job.error));
+  } catch (const std::exception& e) {
+    LogWarn("generation failed: {}", e.what());
+    job.error = ApiError{500, "server_error", e.what()};
+    session.Finish(ErrorBody(*job.error));
+  }
+}
+
+void HandleBlocking(HttpServer::Impl& server, const Dialect& dialect, ParsedRequest request,
+                    const ResponseMeta& meta, httplib::Response& res) {
+  auto job = std::make_shared<BlockingJob>();
+  job->session = std::make_shared<StreamSession>(kBlockingProbe, " ");
+  auto owned = std::make_shared<std::pair<ParsedRequest, ResponseMeta>>(std::move(request), meta);
+  BlockingJob* raw = job.get();
+  HttpServer::Impl* srv = &server;
+  const Dialect* d = &dialect;
+  job->thread = std::thread([srv, raw, d, owned] { RunBlocking(*srv, *raw, *d, owned->first, owned->second); });
+  if (job->session->WaitFinished(kBlockingGrace)) {
+    if (job->error) return SendError(res, *job->error);
+    return SendJson(res, 200, job->body);
+  }
+  // A late error can no longer change the status: its error body follows the
+  // spaces (clients see an {"error": ...} object).
+  res.set_chunked_content_provider("application/json", [job](size_t, httplib::DataSink& sink) {
+    auto write = [&sink](std::string_view frame) { return sink.write(frame.data(), frame.size()); };
+    switch (job->session->Pump(write, std::chrono::milliseconds(250))) {
+      case StreamSession::PumpResult::kMore: return true;
+      case StreamSession::PumpResult::kDone: sink.done(); return true;
+      case StreamSession::PumpResult::kGone: return false;
+    }
+    return false;
+  });
+}
+
 void HandleGeneration(HttpServer::Impl& server, const Dialect& dialect, const httplib::Request& req,
                       httplib::Response& res) {
   if (server.stopping) return SendError(res, ApiError{503, "service_unavailable", "server is shutting down"});
@@ -141,22 +217,7 @@ void HandleGeneration(HttpServer::Impl& server, const Dialect& dialect, const ht
   ResponseMeta meta = NewResponseMeta(dialect.id_prefix, server.ModelName(request.model));
   if (request.stream) return HandleStream(server, dialect, std::move(request), meta, res);
 
-  // Non-streaming: the handler thread blocks in Generate. There is nothing
-  // to write until the end, so only a server stop cancels it.
-  auto keep_going = [&server] { return !server.stopping.load(); };
-  try {
-    GenerationResult result = server.service.Generate(
-        request.input, request.options, [&](const GenerationDelta&) { return keep_going(); },
-        [&](int64_t, int64_t) { return keep_going(); });
-    bool with_logprobs = WantsLogprobs(dialect, request);
-    SendJson(res, 200, dialect.chat ? ChatCompletionJson(meta, result, with_logprobs)
-                                    : CompletionJson(meta, result, with_logprobs));
-  } catch (const engine::RequestError& e) {
-    SendError(res, BadRequest(e.what()));
-  } catch (const std::exception& e) {
-    LogWarn("generation failed: {}", e.what());
-    SendError(res, ApiError{500, "server_error", e.what()});
-  }
+  HandleBlocking(server, dialect, std::move(request), meta, res);
 }
 
 }  // namespace

@@ -43,6 +43,12 @@ bool StreamSession::WaitFirstEvent(std::chrono::milliseconds timeout) {
   return changed_.wait_for(lock, timeout, [&] { return event_ || gone_; });
 }
 
+bool StreamSession::WaitFinished(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [&] { return finished_ || gone_; });
+  return finished_;
+}
+
 bool StreamSession::finished() const {
   std::lock_guard lock(mutex_);
   return finished_;

@@ -41,6 +41,8 @@ class StreamSession {
   // answer an early engine error (bad prompt) with a real HTTP status
   // instead of committing to a 200 stream.
   bool WaitFirstEvent(std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for Finish (or the client going away); true when finished.
+  bool WaitFinished(std::chrono::milliseconds timeout);
   bool finished() const;
 
   enum class PumpResult { kMore, kDone, kGone };

@@ -284,6 +284,40 @@ TEST(HttpServer, ClientDisconnectCancelsGenerationAndServerRecovers) {
   EXPECT_EQ(Parse(res->body)["choices"][0]["message"]["content"], "AFTER");
 }
 
+TEST(HttpServer, NonStreamingClientDisconnectCancelsGeneration) {
+  LiveServer live;
+  {
+    // The client walks away at the first byte (a probe space) of a ~10 s answer.
+    httplib::Client client("127.0.0.1", live.server->port());
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/chat/completions";
+    req.body = ChatBody("[long] [delay=5]", {{"max_tokens", 2000}}).dump();
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return false; };
+    EXPECT_FALSE(client.send(req));
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (live.service.cancelled == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(live.service.cancelled, 1);
+}
+
+TEST(HttpServer, SlowNonStreamingAnswerIsValidJsonAfterProbes) {
+  LiveServer live;
+  // ~2.5 s: past the grace period, so the body is preceded by probe spaces.
+  auto res = live.Client().Post("/v1/chat/completions",
+                                ChatBody("[long] [delay=10]", {{"max_tokens", 250}}).dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body.front(), ' ') << "expected probe whitespace before the body";
+  const Json body = Parse(res->body);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["completion_tokens"], 250);
+  EXPECT_EQ(live.service.cancelled, 0);
+}
+
 TEST(HttpServer, HealthAnswersDuringGeneration) {
   LiveServer live;
   std::thread generation([&] {
