@@ -295,6 +295,12 @@ int Main() {
       {"qwen3 tiny f32", MakeModel("qwen3", "tiny", DType::kF32, dir)},
       {"qwen35 tiny f32", MakeModel("qwen35", "tiny", DType::kF32, dir)},
   };
+  {
+    // The trained default model: a code model, so (a) measures real copying.
+    const char* models_dir = std::getenv("CAIRN_MODELS_DIR");
+    const std::string path = std::string(models_dir ? models_dir : CAIRN_SOURCE_DIR "/models") + "/cairn-default.gguf";
+    if (std::filesystem::exists(path)) models.emplace_back("cairn-default q8_0", path);
+  }
   if (EnvInt("CAIRN_SPEC_BENCH_08B", 0) != 0) {
     models.emplace_back("qwen35 0.8b q8_0", MakeModel("qwen35", "0.8b", DType::kQ8_0, dir));
   }
@@ -310,6 +316,10 @@ int Main() {
     DefaultModel(models_dir ? models_dir : CAIRN_SOURCE_DIR "/models", pool);
   }
   if (EnvInt("CAIRN_SPEC_BENCH_ONLY_DEFAULT", 0) != 0) return 0;
+  // CAIRN_SPEC_BENCH_MODELS=substring keeps only the models whose label contains it.
+  if (const char* only = std::getenv("CAIRN_SPEC_BENCH_MODELS"); only != nullptr && *only != '\0') {
+    std::erase_if(models, [&](const auto& m) { return m.first.find(only) == std::string::npos; });
+  }
   for (const auto& [label, path] : models) CodeEdit(label, path, pool);
   for (const auto& [label, path] : models) VerifyCurve(label, path, pool);
   return 0;
