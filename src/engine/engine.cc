@@ -382,6 +382,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   result.finish_reason = finish == "stop" && !result.tool_calls.empty() ? "tool_calls" : finish;
   result.spec = spec_->StatsJson(spec_choice, decoded.stats);
   metrics_.RecordSpec(spec::SpecModeName(spec_choice.mode), decoded.stats);
+  spec_->RecordOutcome(spec_choice, decoded.stats);
   if (st.n_tokens() + 1 != static_cast<int64_t>(all_tokens.size())) {
     Fail("decode left {} tokens in the state for {} committed", st.n_tokens(), all_tokens.size());
   }

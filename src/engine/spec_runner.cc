@@ -14,6 +14,9 @@
 namespace cairn::engine {
 namespace {
 
+constexpr int64_t kMinMeasuredTokens = 16;
+constexpr int64_t kMeasurementLifetime = 20;
+
 std::string Unavailable(spec::SpecMode mode) {
   if (mode == spec::SpecMode::kDraft) return "spec mode \"draft\" needs a draft model (start the server with --draft-model FILE)";
   return "spec mode \"mtp\" needs a model with an MTP (nextn) head; this model has none";
@@ -104,11 +107,16 @@ double SpecRunner::ModelledBestRate(spec::SpecMode mode) {
 }
 
 spec::SpecMode SpecRunner::PickAuto() {
+  ++auto_requests_;
   spec::SpecMode best = spec::SpecMode::kBaseline;
   double best_rate = ModelledBestRate(best);
   for (spec::SpecMode m : {spec::SpecMode::kMtp, spec::SpecMode::kDraft, spec::SpecMode::kLookup}) {
     if (!Available(m)) continue;
-    const double r = ModelledBestRate(m);
+    double r = ModelledBestRate(m);
+    if (auto it = measured_.find(m);
+        it != measured_.end() && auto_requests_ - it->second.at_request <= kMeasurementLifetime) {
+      r = std::min(r, it->second.tokens_per_second);
+    }
     if (r > best_rate) {
       best = m;
       best_rate = r;
@@ -144,6 +152,14 @@ spec::DecodeOutput SpecRunner::Decode(const SpecChoice& choice, model::SequenceS
   }
   return spec::DecodeSpeculative(target_, state, last_logits, prompt_hidden, sampler, history, *drafter, options,
                                  pool_);
+}
+
+void SpecRunner::RecordOutcome(const SpecChoice& choice, const spec::SpecStats& stats) {
+  if (choice.mode == spec::SpecMode::kBaseline || stats.committed < kMinMeasuredTokens || stats.seconds <= 0) return;
+  const double tps = static_cast<double>(stats.committed) / stats.seconds;
+  MeasuredRate& m = measured_[choice.mode];
+  m.tokens_per_second = m.at_request < 0 ? tps : 0.5 * m.tokens_per_second + 0.5 * tps;
+  m.at_request = auto_requests_;
 }
 
 Json SpecRunner::StatsJson(const SpecChoice& choice, const spec::SpecStats& s) const {

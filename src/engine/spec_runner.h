@@ -71,6 +71,9 @@ class SpecRunner {
   // x_cairn.spec for a finished decode.
   Json StatsJson(const SpecChoice& choice, const spec::SpecStats& stats) const;
 
+  // Feeds a finished decode's measured speed to `auto` (see the file comment).
+  void RecordOutcome(const SpecChoice& choice, const spec::SpecStats& stats);
+
   bool has_draft_model() const { return draft_ != nullptr; }
   bool has_mtp() const { return target_.has_mtp(); }
   const std::string& default_mode() const { return default_mode_; }
@@ -93,6 +96,15 @@ class SpecRunner {
   int max_cap_;  // most drafts per round; the verify curve is measured to width max_cap_ + 1
   spec::VerifyCostCurve curve_;
   std::map<spec::SpecMode, std::unique_ptr<spec::CapController>> controllers_;
+  // Measured decode speed per speculative mode (tokens/s, EMA over requests
+  // of >= kMinMeasuredTokens), and the auto request count it was last updated
+  // at: auto trusts a measurement for kMeasurementLifetime auto requests.
+  struct MeasuredRate {
+    double tokens_per_second = 0.0;
+    int64_t at_request = -1;
+  };
+  std::map<spec::SpecMode, MeasuredRate> measured_;
+  int64_t auto_requests_ = 0;
   std::unique_ptr<spec::LookupDrafter> lookup_;
   std::unique_ptr<spec::DraftModelDrafter> draft_drafter_;
   std::unique_ptr<spec::MtpDrafter> mtp_drafter_;
