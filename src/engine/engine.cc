@@ -77,6 +77,7 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   e->spec_ = std::make_unique<SpecRunner>(*e->model_, options.model_path, e->draft_model_.get(),
                                           options.draft_model_path, *e->pool_, options.spec_mode,
                                           options.spec_max_cap);
+  if (options.spec_mode != "baseline") e->spec_->Calibrate();
 
   cache::PrefixCacheConfig cc;
   cc.enabled = options.prefix_cache;

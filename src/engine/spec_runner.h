@@ -74,6 +74,10 @@ class SpecRunner {
   // Feeds a finished decode's measured speed to `auto` (see the file comment).
   void RecordOutcome(const SpecChoice& choice, const spec::SpecStats& stats);
 
+  // Measures (or loads from the disk cache) the verify-cost curve now, so the
+  // first speculative request does not pay for it in its TTFT.
+  void Calibrate() { Curve(); }
+
   bool has_draft_model() const { return draft_ != nullptr; }
   bool has_mtp() const { return target_.has_mtp(); }
   const std::string& default_mode() const { return default_mode_; }
