@@ -85,7 +85,9 @@ TEST_P(EngineLossless, EveryModeColdAndCachedMatchesColdBaseline) {
     EXPECT_EQ(cold.completion_ids, reference.completion_ids) << mode << " cold";
     EXPECT_EQ(cold.content, reference.content) << mode;
     EXPECT_EQ(cold.cached_tokens, 0);
-    if (mode != "auto") EXPECT_EQ(cold.spec["mode"], mode);
+    if (mode != "auto") {
+      EXPECT_EQ(cold.spec["mode"], mode);
+    }
     EXPECT_GE(cold.spec["rounds"].get<int64_t>(), 1) << mode;
     // Same prompt again with the cache on: the first run inserts, the second
     // hits; both must equal the cold plain answer.
