@@ -11,7 +11,6 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "engine/prompt_builder.h"
-#include "engine/reasoning_splitter.h"
 #include "engine/spec_runner.h"
 #include "engine/answer_stream.h"
 #include "sampling/sampler.h"

@@ -16,13 +16,17 @@ DraftModelDrafter::DraftModelDrafter(const model::Model& draft, int32_t target_v
   }
 }
 
+void DraftModelDrafter::RewindHybridToBase() {
+  std::memcpy(state_->recurrent(), recurrent_save_.data(), state_->recurrent_floats() * sizeof(float));
+  state_->RewindKv(base_);
+}
+
 void DraftModelDrafter::Begin(std::span<const int32_t> fed, std::span<const float>, int32_t pending) {
   // Drop the speculative rows a previous request may have left (it can end
   // inside a round, after Propose and before Accept).
   if (fed_speculative_ > 0) {
     if (draft_.config().is_hybrid()) {
-      std::memcpy(state_->recurrent(), recurrent_save_.data(), state_->recurrent_floats() * sizeof(float));
-      state_->RewindKv(base_);
+      RewindHybridToBase();
     } else {
       state_->Truncate(base_);
     }
@@ -102,10 +106,7 @@ void DraftModelDrafter::Accept(std::span<const int32_t> newly_fed, std::span<con
     state_tokens_.insert(state_tokens_.end(), proposed_.begin(), proposed_.begin() + keep);
     for (int64_t i = keep; i < accepted; ++i) backlog_.push_back(proposed_[static_cast<size_t>(i)]);
   } else {
-    if (fed_speculative_ > 0) {
-      std::memcpy(state_->recurrent(), recurrent_save_.data(), state_->recurrent_floats() * sizeof(float));
-      state_->RewindKv(base_);
-    }
+    if (fed_speculative_ > 0) RewindHybridToBase();
     for (int64_t i = 0; i < accepted; ++i) backlog_.push_back(proposed_[static_cast<size_t>(i)]);
   }
   backlog_.push_back(next_pending);

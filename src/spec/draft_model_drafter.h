@@ -47,6 +47,10 @@ class DraftModelDrafter : public Drafter {
   int64_t reused_tokens() const { return reused_tokens_; }
 
  private:
+  // Hybrid draft: drops the speculative rows (restores the recurrent state
+  // saved after the backlog, KV back to base_).
+  void RewindHybridToBase();
+
   const model::Model& draft_;
   ThreadPool& pool_;
   std::unique_ptr<model::SequenceState> state_;
