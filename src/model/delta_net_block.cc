@@ -51,10 +51,24 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
     std::memcpy(verify->conv_inputs[rec_layer].data() + verify_offset * conv_dim, conv_in, n * conv_dim * sizeof(float));
   }
 
+  // Segments [seg[i], seg[i + 1]) end at the chunk's checkpoint marks.
+  std::vector<int64_t> seg;
+  seg.reserve(c.marks.size() + 2);
+  seg.push_back(0);
+  for (const int64_t m : c.marks) seg.push_back(m);
+  seg.push_back(n);
+  const size_t layer_floats = st.conv_floats_per_layer() + st.ssm_floats_per_layer();
   {
     prof::Scope scope(prof::kConv);
-    kernels::CausalConv1d(conv_in, conv_dim, n, conv_dim, cfg.ssm_conv_kernel, g.conv, st.ConvState(rec_layer),
-                         /*apply_silu=*/true, qkv, conv_dim);
+    for (size_t i = 0; i + 1 < seg.size(); ++i) {
+      const int64_t s0 = seg[i];
+      kernels::CausalConv1d(conv_in + s0 * conv_dim, conv_dim, seg[i + 1] - s0, conv_dim, cfg.ssm_conv_kernel, g.conv,
+                           st.ConvState(rec_layer), /*apply_silu=*/true, qkv + s0 * conv_dim, conv_dim);
+      if (i < c.marks.size()) {
+        std::memcpy(c.mark_states[i] + rec_layer * layer_floats, st.ConvState(rec_layer),
+                    st.conv_floats_per_layer() * sizeof(float));
+      }
+    }
   }
   {
     prof::Scope scope(prof::kNormRopeAct);
@@ -86,7 +100,21 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
   }
   {
     prof::Scope scope(prof::kRecurrence);
-    kernels::GatedDeltaRecurrent(shape, in, n, st.SsmState(rec_layer), core, inner, *c.pool);
+    for (size_t i = 0; i + 1 < seg.size(); ++i) {
+      const int64_t s0 = seg[i];
+      kernels::GatedDeltaInputs part = in;
+      part.q += s0 * in.q_stride;
+      part.k += s0 * in.k_stride;
+      part.v += s0 * in.v_stride;
+      part.g += s0 * hv;
+      part.beta += s0 * hv;
+      kernels::GatedDeltaRecurrent(shape, part, seg[i + 1] - s0, st.SsmState(rec_layer), core + s0 * inner, inner,
+                                   *c.pool);
+      if (i < c.marks.size()) {
+        std::memcpy(c.mark_states[i] + rec_layer * layer_floats + st.conv_floats_per_layer(), st.SsmState(rec_layer),
+                    st.ssm_floats_per_layer() * sizeof(float));
+      }
+    }
   }
 
   // Gated RMSNorm per (token, value head), then the output projection.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -43,6 +44,14 @@ struct ForwardChunk {
   int64_t n = 0;            // tokens in the chunk
   const kernels::RopeTable* rope = nullptr;  // positions p0..p0+n-1
   VerifyCapture* verify = nullptr;
+  // Recurrent checkpoints inside the chunk: after marks[i] tokens of it
+  // (0 < marks[i] < n, ascending), recurrent layer r copies its conv window and
+  // delta-rule state to mark_states[i] + r * (conv + ssm floats), the layout of
+  // SequenceState::recurrent(). The projections still run at the full chunk
+  // width; only the (token-sequential) conv and recurrence calls are split,
+  // which is bit-exact for any split.
+  std::span<const int64_t> marks = {};
+  std::span<float* const> mark_states = {};
 };
 
 // attn_layer: index among attention layers (KV slab index in a block).

@@ -33,17 +33,25 @@ std::unique_ptr<Model> Model::Load(const std::string& path, const LoadOptions& o
 
 namespace {
 
-// Positions at which the run must be cut: chunk limits and checkpoints.
-std::vector<int64_t> ChunkEnds(int64_t p0, int64_t total, int64_t chunk_tokens, const std::vector<int64_t>& checkpoints) {
+// Positions at which the run is cut into forward passes: chunk limits only.
+// Checkpoints inside a chunk are taken within the pass (ForwardChunk::marks),
+// so a checkpoint costs a state copy, not an extra read of every weight.
+std::vector<int64_t> ChunkEnds(int64_t p0, int64_t total, int64_t chunk_tokens) {
   std::vector<int64_t> ends;
-  for (int64_t p : checkpoints) {
-    if (p > p0 && p <= p0 + total) ends.push_back(p);
-  }
   for (int64_t p = p0 + chunk_tokens; p < p0 + total; p += chunk_tokens) ends.push_back(p);
   ends.push_back(p0 + total);
-  std::sort(ends.begin(), ends.end());
-  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
   return ends;
+}
+
+// Requested checkpoint positions in (p0, end], ascending and unique.
+std::vector<int64_t> CheckpointsIn(const std::vector<int64_t>& positions, int64_t p0, int64_t end) {
+  std::vector<int64_t> in;
+  for (const int64_t p : positions) {
+    if (p > p0 && p <= end) in.push_back(p);
+  }
+  std::sort(in.begin(), in.end());
+  in.erase(std::unique(in.begin(), in.end()), in.end());
+  return in;
 }
 
 }  // namespace
@@ -69,8 +77,8 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
   }
   if (req.verify != nullptr) req.verify->Begin(st, total);
 
-  const std::vector<int64_t> ends =
-      ChunkEnds(start, total, std::max<int64_t>(1, req.chunk_tokens), req.checkpoint_positions);
+  const std::vector<int64_t> ends = ChunkEnds(start, total, std::max<int64_t>(1, req.chunk_tokens));
+  const bool take_checkpoints = req.on_checkpoint && cfg.is_hybrid();
   kernels::RopeTable rope(cfg.rope_dims, cfg.rope_theta);
   std::vector<int64_t> positions;
   int64_t p0 = start;
@@ -78,6 +86,25 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
     const int64_t n = end - p0;
     const int64_t offset = p0 - start;  // index of the chunk's first token in the request
     ForwardChunk c{&cfg, &weights_, &st, &pool, p0, n, &rope, req.verify};
+    // Checkpoints strictly inside this chunk are copied out by the recurrent
+    // layers as the pass crosses them; one at the chunk end is the state after it.
+    std::vector<int64_t> marks;
+    std::vector<AlignedBuffer<uint8_t>> mark_bytes;
+    std::vector<float*> mark_states;
+    bool checkpoint_at_end = false;
+    if (take_checkpoints) {
+      for (const int64_t p : CheckpointsIn(req.checkpoint_positions, p0, end)) {
+        if (p == end) {
+          checkpoint_at_end = true;
+          continue;
+        }
+        marks.push_back(p - p0);
+        mark_bytes.emplace_back(st.recurrent_floats() * sizeof(float));
+        mark_states.push_back(reinterpret_cast<float*>(mark_bytes.back().data()));
+      }
+      c.marks = marks;
+      c.mark_states = mark_states;
+    }
     positions.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) positions[i] = p0 + i;
     {
@@ -135,11 +162,10 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
     }
     result->n_processed += n;
     p0 = end;
-    if (req.on_checkpoint && cfg.is_hybrid() &&
-        std::find(req.checkpoint_positions.begin(), req.checkpoint_positions.end(), end) !=
-            req.checkpoint_positions.end()) {
-      req.on_checkpoint(st.SnapshotRecurrent());
+    for (size_t i = 0; i < marks.size(); ++i) {
+      req.on_checkpoint(std::make_shared<const RecurrentSnapshot>(end - n + marks[i], std::move(mark_bytes[i])));
     }
+    if (checkpoint_at_end) req.on_checkpoint(st.SnapshotRecurrent());
     if (req.progress && end < start + total && !req.progress(end - start, total)) {
       result->cancelled = true;
       break;

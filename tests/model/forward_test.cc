@@ -133,6 +133,65 @@ TEST_P(ForwardTest, SnapshotRestoreBitExact) {
   EXPECT_EQ(before, checksum(snap));
 }
 
+// Checkpoints requested inside one pass (not at chunk limits) are the exact
+// recurrent state a pass ending there leaves, and taking them changes no logit.
+TEST_P(ForwardTest, InPassCheckpointsEqualSplitPasses) {
+  ThreadPool pool(2);
+  const auto tokens = RandomTokens(60, 41);
+  const std::vector<int64_t> positions = {1, 17, 18, 40, 48, 60};  // 48 = a chunk limit, 60 = the end
+  auto state = model_->NewState();
+  ForwardRequest req;
+  req.tokens = tokens;
+  req.all_logits = true;
+  req.chunk_tokens = 48;
+  req.checkpoint_positions = {60, 17, 1, 40, 18, 48, 17};  // unordered, duplicated: taken once each
+  std::vector<RecurrentSnapshotRef> taken;
+  req.on_checkpoint = [&](RecurrentSnapshotRef snap) { taken.push_back(std::move(snap)); };
+  ForwardResult with;
+  model_->Forward(*state, req, &with, pool);
+
+  auto plain = model_->NewState();
+  ForwardRequest no_cp;
+  no_cp.tokens = tokens;
+  no_cp.all_logits = true;
+  ForwardResult without;
+  model_->Forward(*plain, no_cp, &without, pool);
+  ASSERT_EQ(with.logits.size(), without.logits.size());
+  EXPECT_EQ(0, std::memcmp(with.logits.data(), without.logits.data(), with.logits.bytes()));
+
+  if (!model_->config().is_hybrid()) {
+    EXPECT_TRUE(taken.empty());  // dense models never need recurrent checkpoints
+    return;
+  }
+  ASSERT_EQ(taken.size(), positions.size());
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const int64_t pos = positions[i];
+    ASSERT_EQ(taken[i]->position(), pos);
+    // Reference: a pass that simply ends at pos.
+    auto ref = model_->NewState();
+    ForwardRequest head;
+    head.tokens = std::span<const int32_t>(tokens.data(), static_cast<size_t>(pos));
+    ForwardResult ignored;
+    model_->Forward(*ref, head, &ignored, pool);
+    const RecurrentSnapshotRef expect = ref->SnapshotRecurrent();
+    ASSERT_EQ(taken[i]->bytes(), expect->bytes());
+    EXPECT_EQ(0, std::memcmp(taken[i]->data(), expect->data(), expect->bytes())) << "checkpoint at " << pos;
+    // Restoring it (KV from the full run) and continuing matches the full run.
+    auto resumed = model_->NewState();
+    resumed->RestorePrefix(state->Snapshot().blocks, pos, taken[i]);
+    if (pos < static_cast<int64_t>(tokens.size())) {
+      ForwardRequest rest;
+      rest.tokens = std::span<const int32_t>(tokens).subspan(static_cast<size_t>(pos));
+      rest.all_logits = true;
+      ForwardResult cont;
+      model_->Forward(*resumed, rest, &cont, pool);
+      EXPECT_EQ(0, std::memcmp(cont.logits.data(), without.logits.data() + pos * model_->n_vocab(),
+                               cont.logits.bytes()))
+          << "resumed at " << pos;
+    }
+  }
+}
+
 // A verification pass over k+1 tokens rolled back to j accepted tokens leaves
 // exactly the state of a pass over those j tokens: next logits bit-identical.
 TEST_P(ForwardTest, VerifyRollbackEveryAcceptLength) {
