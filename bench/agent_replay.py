@@ -278,30 +278,46 @@ def run_replay(server, reqs, args, cache_on, spec, tag):
     rows = []
     t0 = time.perf_counter()
     for i, rq in enumerate(reqs):
-        body = {"model": "cairn", "messages": rq.messages, "max_tokens": args.max_tokens,
-                "temperature": 0, "ignore_eos": True, "logprobs": True, "cache_prompt": cache_on}
-        if rq.tools:
-            body["tools"] = rq.tools
-        if spec:
-            body["spec"] = spec
-        ttft, wall, x, usage = chat_stream(server, body)
-        cache = x.get("cache") or {}
-        row = {
-            "run": tag, "i": i + 1, "scenario": rq.scenario, "label": rq.label,
-            "ttft": ttft, "wall": wall, "x_ttft": x.get("ttft_seconds") or 0.0,
-            "prefill_s": x.get("prefill_seconds") or 0.0,
-            "decode_s": x.get("decode_seconds") or 0.0,
-            "queue_s": x.get("queue_seconds") or 0.0,
-            "prompt": x.get("prompt_tokens", usage.get("prompt_tokens", 0)),
-            "cached": x.get("cached_tokens", 0),
-            "usage_cached": (usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
-            "lcp": cache.get("common_prefix", 0), "kind": cache.get("kind", "?"),
-            "reason": cache.get("reason", ""), "completion": x.get("completion_tokens", 0),
-            "spec": x.get("spec") or {}, "req": rq,
-        }
-        rows.append(row)
-        print_row(row, spec not in (None, "baseline"))
+        rows.append(run_request(server, i, rq, args, cache_on, spec, tag))
     return rows, time.perf_counter() - t0
+
+
+def run_paired(server, reqs, args, spec):
+    """Each request with the cache, then at once the same request without it (`cache_prompt: false`
+    neither reads nor writes the cache, so the cached sequence is undisturbed). Both sides of every
+    pair run under the same machine load, so the on/off ratios survive load drift; walls are the
+    sums of the requests' own walls."""
+    on_rows, off_rows = [], []
+    for i, rq in enumerate(reqs):
+        on_rows.append(run_request(server, i, rq, args, True, spec, "cache"))
+        off_rows.append(run_request(server, i, rq, args, False, spec, "no-cache"))
+    return on_rows, sum(r["wall"] for r in on_rows), off_rows, sum(r["wall"] for r in off_rows)
+
+
+def run_request(server, i, rq, args, cache_on, spec, tag):
+    body = {"model": "cairn", "messages": rq.messages, "max_tokens": args.max_tokens,
+            "temperature": 0, "ignore_eos": True, "logprobs": True, "cache_prompt": cache_on}
+    if rq.tools:
+        body["tools"] = rq.tools
+    if spec:
+        body["spec"] = spec
+    ttft, wall, x, usage = chat_stream(server, body)
+    cache = x.get("cache") or {}
+    row = {
+        "run": tag, "i": i + 1, "scenario": rq.scenario, "label": rq.label,
+        "ttft": ttft, "wall": wall, "x_ttft": x.get("ttft_seconds") or 0.0,
+        "prefill_s": x.get("prefill_seconds") or 0.0,
+        "decode_s": x.get("decode_seconds") or 0.0,
+        "queue_s": x.get("queue_seconds") or 0.0,
+        "prompt": x.get("prompt_tokens", usage.get("prompt_tokens", 0)),
+        "cached": x.get("cached_tokens", 0),
+        "usage_cached": (usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        "lcp": cache.get("common_prefix", 0), "kind": cache.get("kind", "?"),
+        "reason": cache.get("reason", ""), "completion": x.get("completion_tokens", 0),
+        "spec": x.get("spec") or {}, "req": rq,
+    }
+    print_row(row, spec not in (None, "baseline"))
+    return row
 
 
 HEADER = (f"{'run':<10} {'#':>2} {'scenario':<12} {'req':<7} {'ttft_cli':>9} {'ttft_eng':>9} {'prefill_s':>9} "
@@ -497,6 +513,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-cold-baseline", action="store_true", help="skip the cache-off replay")
+    p.add_argument("--sequential", action="store_true",
+                   help="replay everything with the cache, then everything without it (default: each request "
+                        "with the cache, then at once without it, so both sides see the same load)")
     p.add_argument("--spec", help="issue #7 (d): also replay with this speculative mode (lookup|draft|mtp|auto), "
                                   "cache on and off, each on a fresh server")
     p.add_argument("--server-arg", action="append", default=[], help="extra `cairn serve` argument (repeatable)")
@@ -530,8 +549,12 @@ def main():
                           "cache_prompt": False, "spec": "baseline"})
         log("")
         log(HEADER)
-        on_rows, on_wall = run_replay(srv, reqs, args, True, spec_base, "cache")
-        all_rows += on_rows
+        off_rows, off_wall = [], 0.0
+        if args.no_cold_baseline or args.sequential:
+            on_rows, on_wall = run_replay(srv, reqs, args, True, spec_base, "cache")
+        else:
+            on_rows, on_wall, off_rows, off_wall = run_paired(srv, reqs, args, spec_base)
+        all_rows += on_rows + off_rows
         st, body = srv.get("/cache")
         if st == 200:
             try:
@@ -539,8 +562,7 @@ def main():
                 log(f"/cache: {json.dumps(listing)[:600]}")
             except ValueError:
                 pass
-        off_rows, off_wall = [], 0.0
-        if not args.no_cold_baseline:
+        if args.sequential and not args.no_cold_baseline:
             off_rows, off_wall = run_replay(srv, reqs, args, False, spec_base, "no-cache")
             all_rows += off_rows
         check_targets(on_rows, off_rows, on_wall, off_wall, sizes)
