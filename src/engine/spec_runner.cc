@@ -140,6 +140,7 @@ spec::DecodeOutput SpecRunner::Decode(const SpecChoice& choice, model::SequenceS
     default: break;
   }
   if (drafter == nullptr) Fail("spec mode {} has no drafter", spec::SpecModeName(choice.mode));
+  if (mtp_drafter_) mtp_drafter_->set_reuse_state(!choice.reproducible);
   std::unique_ptr<spec::CapController> own;
   if (choice.reproducible) {
     // Same start and no timing input every time: the same seed gives the same tokens.
@@ -180,6 +181,7 @@ Json SpecRunner::StatsJson(const SpecChoice& choice, const spec::SpecStats& s) c
   }
   j["accept_histogram"] = s.accept_histogram;
   if (choice.mode == spec::SpecMode::kDraft && draft_drafter_) j["draft_reused_tokens"] = draft_drafter_->reused_tokens();
+  if (choice.mode == spec::SpecMode::kMtp && mtp_drafter_) j["mtp_reused_rows"] = mtp_drafter_->reused_rows();
   return j;
 }
 

@@ -47,8 +47,10 @@ class Drafter {
   virtual bool wants_target_hidden() const { return false; }
 
   // Starts a request. fed: the tokens in the target's state (the prompt);
-  // fed_hidden: [fed.size()][n_embd] target hidden rows when
-  // wants_target_hidden(), else empty; pending: the first sampled token.
+  // fed_hidden: when wants_target_hidden(), target hidden rows
+  // [rows][n_embd] of the LAST rows tokens of fed (a prefix-cache hit has
+  // none for the cached part; rows >= 1), else empty; pending: the first
+  // sampled token.
   virtual void Begin(std::span<const int32_t> fed, std::span<const float> fed_hidden, int32_t pending) = 0;
 
   // Up to max_k drafts continuing the committed history + pending (fewer, or

@@ -1,5 +1,7 @@
 #include "spec/mtp_drafter.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace cairn::spec {
@@ -18,17 +20,45 @@ void MtpDrafter::QueueRows(std::span<const float> hidden, std::span<const int32_
 }
 
 void MtpDrafter::Begin(std::span<const int32_t> fed, std::span<const float> fed_hidden, int32_t pending) {
-  state_->Reset();
-  base_ = 0;
-  proposed_ = false;
-  backlog_hidden_.clear();
-  backlog_tokens_.clear();
-  // Row i pairs h_i with the token after it: fed[i + 1], and pending for the last.
-  std::vector<int32_t> next(fed.begin(), fed.end());
-  if (!next.empty()) {
-    next.erase(next.begin());
-    next.push_back(pending);
+  if (fed_hidden.size() % static_cast<size_t>(n_embd_) != 0 ||
+      fed_hidden.size() / static_cast<size_t>(n_embd_) > fed.size()) {
+    Fail("MtpDrafter: {} hidden floats for a history of {} tokens", fed_hidden.size(), fed.size());
   }
+  const int64_t rows = static_cast<int64_t>(fed_hidden.size()) / n_embd_;
+  const int64_t hidden_from = static_cast<int64_t>(fed.size()) - rows;
+  // Drop chained rows a previous request left (it can end after Propose).
+  if (proposed_) state_->RewindKv(base_);
+  proposed_ = false;
+  // Rows known: [0, base_) in the KV, [base_, base_ + backlog) queued.
+  const int64_t known = base_ + static_cast<int64_t>(backlog_tokens_.size());
+  int64_t keep = 0;
+  if (reuse_state_ && hidden_from > 0 && known >= hidden_from) {
+    size_t lcp = 0;
+    const size_t limit = std::min(history_.size(), fed.size());
+    while (lcp < limit && history_[lcp] == fed[lcp]) ++lcp;
+    if (static_cast<int64_t>(lcp) >= hidden_from + 1) keep = hidden_from;
+  }
+  if (keep > base_) {
+    // Keep the KV and the first keep - base_ queued rows.
+    const size_t queued = static_cast<size_t>(keep - base_);
+    backlog_tokens_.resize(queued);
+    backlog_hidden_.resize(queued * static_cast<size_t>(n_embd_));
+  } else {
+    backlog_tokens_.clear();
+    backlog_hidden_.clear();
+    if (keep > 0) {
+      state_->RewindKv(keep);
+    } else {
+      state_->Reset();
+    }
+    base_ = keep;
+  }
+  reused_rows_ = keep;
+  history_.assign(fed.begin(), fed.end());
+  history_.push_back(pending);
+  // Row i pairs h_i with the token after it: fed[i + 1], and pending for the last.
+  std::vector<int32_t> next(fed.begin() + hidden_from + (rows > 0 ? 1 : 0), fed.end());
+  if (rows > 0) next.push_back(pending);
   QueueRows(fed_hidden, next);
 }
 
@@ -63,6 +93,8 @@ void MtpDrafter::Accept(std::span<const int32_t> newly_fed, std::span<const floa
   std::vector<int32_t> next(newly_fed.begin() + 1, newly_fed.end());
   next.push_back(next_pending);
   QueueRows(newly_fed_hidden, next);
+  history_.insert(history_.end(), newly_fed.begin() + 1, newly_fed.end());
+  history_.push_back(next_pending);
 }
 
 }  // namespace cairn::spec

@@ -13,6 +13,15 @@
 // rows (h_{N+i}, d_{i+1}) for i < j and (h_{N+j}, b): the accepted positions
 // are re-filled from the target's verified hidden states, so the MTP state
 // equals that of a fresh drafter given the committed history.
+//
+// ACROSS REQUESTS (the MTP head's own prefix cache). Begin gets the whole
+// history but target hidden rows only from hidden_from = fed.size() - rows on
+// (a prefix-cache hit skips the cached rows). The rows the drafter already
+// holds — in its KV (0..M-1) or still in its backlog — stay valid for the new
+// history as far as their tokens agree: row i = (h_i, x_{i+1}) needs tokens
+// 0..i+1 equal. When they cover [0, hidden_from), the new rows continue them,
+// so the head attends over the whole conversation exactly as after a cold
+// prefill; otherwise the state starts over from the rows given.
 #pragma once
 
 #include <memory>
@@ -38,6 +47,11 @@ class MtpDrafter : public Drafter {
               int32_t next_pending) override;
 
   const model::SequenceState& state() const { return *state_; }
+  // Rows kept from the previous request by the last Begin.
+  int64_t reused_rows() const { return reused_rows_; }
+  // Off for seeded sampling: drafts (and so random-number use) must not
+  // depend on what an earlier request left behind.
+  void set_reuse_state(bool reuse) { reuse_state_ = reuse; }
 
  private:
   void QueueRows(std::span<const float> hidden, std::span<const int32_t> next_tokens);
@@ -53,6 +67,9 @@ class MtpDrafter : public Drafter {
   bool proposed_ = false;
   model::MtpResult result_;
   std::vector<float> chain_hidden_;
+  std::vector<int32_t> history_;        // x_0 .. x_N: committed tokens + pending
+  bool reuse_state_ = true;
+  int64_t reused_rows_ = 0;
 };
 
 }  // namespace cairn::spec

@@ -109,12 +109,12 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     return out;
   }
   {
+    // The whole history; hidden rows (MTP) cover its tokens [hidden_from, N).
     std::span<const int32_t> fed = history.tokens().first(history.tokens().size() - 1);
     if (want_hidden) {
       const size_t from = static_cast<size_t>(std::clamp<int64_t>(options.hidden_from, 0, static_cast<int64_t>(fed.size())));
-      fed = fed.subspan(from);
-      if (prompt_hidden.size() != fed.size() * static_cast<size_t>(E)) {
-        Fail("DecodeSpeculative: {} hidden floats for {} fed tokens", prompt_hidden.size(), fed.size());
+      if (prompt_hidden.size() != (fed.size() - from) * static_cast<size_t>(E)) {
+        Fail("DecodeSpeculative: {} hidden floats for {} fed tokens", prompt_hidden.size(), fed.size() - from);
       }
     }
     drafter.Begin(fed, want_hidden ? prompt_hidden : std::span<const float>(), first.token);

@@ -3,6 +3,9 @@
 // state was rolled back exactly), for dense and hybrid draft models and MTP.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "sampling/rng.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/lookup_drafter.h"
@@ -128,6 +131,110 @@ TEST(DrafterState, HybridDraftModelRollsBackExactly) {
 TEST(DrafterState, MtpRefillsAcceptedPositionsFromTargetHidden) {
   const model::Model& target = TinyModel("qwen35", 3, /*mtp=*/true);
   CheckConsistency(target, [&] { return std::make_unique<MtpDrafter>(target, Pool()); });
+}
+
+// The KV rows [0, n_tokens) of two single-sequence states are byte-identical.
+bool SameKvRows(const model::SequenceState& a, const model::SequenceState& b) {
+  if (a.n_tokens() != b.n_tokens()) return false;
+  const KvLayout& layout = a.kv_layout();
+  const size_t row_bytes = static_cast<size_t>(layout.n_kv_heads) * layout.head_dim * layout.ElemBytes();
+  for (int64_t t0 = 0; t0 < a.n_tokens(); t0 += layout.block_tokens) {
+    const size_t block = static_cast<size_t>(t0 / layout.block_tokens);
+    const size_t rows = static_cast<size_t>(std::min<int64_t>(layout.block_tokens, a.n_tokens() - t0));
+    for (int layer = 0; layer < layout.n_attn_layers; ++layer) {
+      for (int kv = 0; kv < 2; ++kv) {
+        if (std::memcmp(a.blocks()[block]->Slab(layer, kv), b.blocks()[block]->Slab(layer, kv), rows * row_bytes) != 0) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// The MTP head's rows outlive a request. A next request that only has target
+// hidden rows from a cache-hit position r on keeps the rows [0, r) it built
+// (in its KV or still queued) when their tokens agree, and then proposes
+// exactly what a fresh drafter given every hidden row of the history would.
+TEST(DrafterState, MtpReusesItsRowsAfterACacheHit) {
+  const model::Model& target = TinyModel("qwen35", 3, /*mtp=*/true);
+  const int64_t E = target.config().n_embd;
+  const std::vector<int32_t> prompt = test::Prompt(5, 24);
+  auto hidden_of = [&](const std::vector<int32_t>& tokens) {
+    auto st = target.NewState();
+    return Prefill(target, *st, tokens, true, Pool()).hidden;
+  };
+  std::vector<sampling::DraftToken> drafts, fresh_drafts;
+  // Request 1: a round accepting one draft; `reused` then proposes again
+  // (never accepted: its rows are all in its KV), `queued` stops right after
+  // the accept (its last two rows are still queued, not in its KV).
+  MtpDrafter reused(target, Pool());
+  MtpDrafter queued(target, Pool());
+  int32_t accepted = 0;
+  for (MtpDrafter* d : {&reused, &queued}) {
+    auto st = target.NewState();
+    const PrefillOutput pre = Prefill(target, *st, prompt, true, Pool());
+    d->Begin(prompt, pre.hidden, 500);
+    d->Propose(3, &drafts);
+    accepted = drafts[0].token;
+    const std::vector<int32_t> newly_fed = {500, accepted};
+    model::ForwardRequest req;
+    req.tokens = newly_fed;
+    req.all_logits = true;
+    req.want_hidden = true;
+    model::ForwardResult r;
+    target.Forward(*st, req, &r, Pool());
+    d->Accept(newly_fed, std::span<const float>(r.hidden.data(), 2 * E), 600);
+    if (d == &reused) d->Propose(3, &drafts);
+  }
+  // Next requests: request 1's history (+ its pending 600) extended, and a
+  // branch at token 10.
+  std::vector<int32_t> extended = prompt;
+  extended.insert(extended.end(), {500, accepted, 600, 11, 12, 13, 14});
+  std::vector<int32_t> branched(prompt.begin(), prompt.begin() + 10);
+  branched.insert(branched.end(), {21, 22, 23, 24, 25, 26});
+  struct Case {
+    const std::vector<int32_t>* history;
+    int64_t hit;           // first position with a target hidden row
+    int64_t expect_kept;   // rows the drafter should keep
+  };
+  const int64_t built = static_cast<int64_t>(prompt.size()) + 2;  // rows request 1 built (KV or queued)
+  for (const Case& c : {Case{&extended, built, built}, Case{&extended, 10, 10}, Case{&extended, 25, 25},
+                        Case{&branched, 8, 8}, Case{&branched, 12, 12}, Case{&extended, 12, 0}}) {
+    const std::vector<int32_t>& h = *c.history;
+    const std::vector<float> all = hidden_of(h);
+    reused.Begin(h, std::span<const float>(all).subspan(static_cast<size_t>(c.hit * E)), 700);
+    EXPECT_EQ(reused.reused_rows(), c.expect_kept) << "hit at " << c.hit;
+    reused.Propose(3, &drafts);
+    if (c.expect_kept == c.hit) {
+      MtpDrafter fresh(target, Pool());
+      fresh.Begin(h, all, 700);
+      fresh.Propose(3, &fresh_drafts);
+      EXPECT_EQ(Tokens(drafts), Tokens(fresh_drafts)) << "hit at " << c.hit;
+      EXPECT_TRUE(SameKvRows(reused.state(), fresh.state())) << "hit at " << c.hit;
+    } else {
+      // Started over from row `hit` at position 0: fewer rows than a fresh drafter.
+      EXPECT_EQ(reused.state().n_tokens(), static_cast<int64_t>(h.size()) - c.hit + 2);
+    }
+  }
+  // Rows still queued when request 1 ended are kept too (hit at 25: the first
+  // of the two queued rows).
+  {
+    const std::vector<float> all = hidden_of(extended);
+    queued.Begin(extended, std::span<const float>(all).subspan(static_cast<size_t>(25 * E)), 700);
+    EXPECT_EQ(queued.reused_rows(), 25);
+    queued.Propose(3, &drafts);
+    MtpDrafter fresh(target, Pool());
+    fresh.Begin(extended, all, 700);
+    fresh.Propose(3, &fresh_drafts);
+    EXPECT_EQ(Tokens(drafts), Tokens(fresh_drafts));
+    EXPECT_TRUE(SameKvRows(queued.state(), fresh.state()));
+  }
+  // Seeded sampling turns reuse off: the rows given are all the drafter uses.
+  reused.set_reuse_state(false);
+  const std::vector<float> all = hidden_of(extended);
+  reused.Begin(extended, std::span<const float>(all).subspan(static_cast<size_t>(10 * E)), 700);
+  EXPECT_EQ(reused.reused_rows(), 0);
 }
 
 TEST(DrafterState, LookupIndexEqualsFreshIndex) {
