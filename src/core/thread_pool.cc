@@ -65,8 +65,14 @@ void ThreadPool::WorkerLoop(int thread_idx) {
     }
     seen = epoch;
     if (stop_.load(std::memory_order_acquire)) return;
-    DrainTasks(thread_idx);
-    workers_busy_.fetch_sub(1, std::memory_order_acq_rel);
+    // Join the section only while it is open. Registering first and then
+    // checking (both seq_cst, mirrored in Run) means either Run's wait sees
+    // this worker in active_, or this worker sees the section closed and
+    // leaves job_ alone: a worker the OS had descheduled never holds up a
+    // section it did not start (the caller has done all its tasks meanwhile).
+    active_.fetch_add(1);
+    if (open_epoch_.load() == epoch) DrainTasks(thread_idx);
+    active_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
@@ -79,13 +85,15 @@ void ThreadPool::Run(int64_t num_tasks, FunctionRef<void(int64_t, int)> fn) {
   job_ = &fn;
   num_tasks_ = num_tasks;
   next_task_.store(0, std::memory_order_relaxed);
-  workers_busy_.store(num_threads_ - 1, std::memory_order_relaxed);
-  epoch_.fetch_add(1);
+  const uint64_t epoch = epoch_.load(std::memory_order_relaxed) + 1;
+  open_epoch_.store(epoch);
+  epoch_.store(epoch);
   if (workers_sleeping_.load() > 0) epoch_.notify_all();
   DrainTasks(0);
-  // Every worker acknowledges the section (even if it found no task left), so
-  // job_ may be reused safely by the next Run.
-  while (workers_busy_.load(std::memory_order_acquire) != 0) CAIRN_CPU_RELAX();
+  // Every task is claimed. Close the section, then wait only for the workers
+  // that joined it (each finishes the task it holds, if any).
+  open_epoch_.store(0);
+  while (active_.load() != 0) CAIRN_CPU_RELAX();
   job_ = nullptr;
 }
 

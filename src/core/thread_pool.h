@@ -7,6 +7,11 @@
 //
 // Determinism: Run() hands out task indices dynamically, but each task owns a
 // fixed slice of the output, so results never depend on which thread ran what.
+//
+// Shared machines: a section ends when its tasks are done, not when every
+// worker has checked in. A worker the OS has descheduled (another process on
+// its core) does not stall the caller, which claims the remaining tasks
+// itself; only a worker holding a task is waited for.
 // The pool is passed explicitly to kernels; there is no global pool.
 #pragma once
 
@@ -58,9 +63,13 @@ class ThreadPool {
   FunctionRef<void(int64_t, int)>* job_ = nullptr;
   int64_t num_tasks_ = 0;
 
+  // Sections are numbered by epoch_ (bumped by Run to wake workers);
+  // open_epoch_ is the number of the section workers may still join (0 once
+  // all its tasks are claimed); active_ counts workers inside a section.
   alignas(64) std::atomic<uint64_t> epoch_{0};
+  alignas(64) std::atomic<uint64_t> open_epoch_{0};
   alignas(64) std::atomic<int64_t> next_task_{0};
-  alignas(64) std::atomic<int> workers_busy_{0};
+  alignas(64) std::atomic<int> active_{0};
   alignas(64) std::atomic<int> workers_sleeping_{0};
   std::atomic<bool> stop_{false};
 };

@@ -25,6 +25,18 @@ std::vector<int32_t> Tokens(const std::vector<sampling::DraftToken>& drafts) {
   return ids;
 }
 
+// Feeds tokens to the target (a verify-sized pass) and returns their hidden rows.
+std::vector<float> FeedTarget(const model::Model& target, model::SequenceState& state,
+                              const std::vector<int32_t>& tokens) {
+  model::ForwardRequest req;
+  req.tokens = tokens;
+  req.all_logits = true;
+  req.want_hidden = true;
+  model::ForwardResult r;
+  target.Forward(state, req, &r, Pool());
+  return std::vector<float>(r.hidden.data(), r.hidden.data() + tokens.size() * target.config().n_embd);
+}
+
 // Drives `make()` drafters through rounds with random accept lengths. The
 // target (for hidden rows) is fed the committed tokens as a real decode would.
 template <typename Make>
@@ -40,7 +52,6 @@ void CheckConsistency(const model::Model& target, Make make) {
   auto drafter = make();
   drafter->Begin(fed, fed_hidden, pending);
   sampling::Rng rng(5, 2);
-  const int64_t E = target.config().n_embd;
   for (int round = 0; round < rounds; ++round) {
     std::vector<sampling::DraftToken> drafts;
     drafter->Propose(k, &drafts);
@@ -60,13 +71,7 @@ void CheckConsistency(const model::Model& target, Make make) {
     std::vector<int32_t> newly_fed = {pending};
     for (int i = 0; i < j; ++i) newly_fed.push_back(drafts[i].token);
     const int32_t bonus = static_cast<int32_t>(rng.NextU64() % 20000) + 100;
-    model::ForwardRequest req;
-    req.tokens = newly_fed;
-    req.all_logits = true;
-    req.want_hidden = true;
-    model::ForwardResult r;
-    target.Forward(*target_state, req, &r, Pool());
-    const std::span<const float> hidden(r.hidden.data(), newly_fed.size() * E);
+    const std::vector<float> hidden = FeedTarget(target, *target_state, newly_fed);
     drafter->Accept(newly_fed, drafter->wants_target_hidden() ? hidden : std::span<const float>(), bonus);
     fed.insert(fed.end(), newly_fed.begin(), newly_fed.end());
     fed_hidden.insert(fed_hidden.end(), hidden.begin(), hidden.end());
@@ -178,13 +183,7 @@ TEST(DrafterState, MtpReusesItsRowsAfterACacheHit) {
     d->Propose(3, &drafts);
     accepted = drafts[0].token;
     const std::vector<int32_t> newly_fed = {500, accepted};
-    model::ForwardRequest req;
-    req.tokens = newly_fed;
-    req.all_logits = true;
-    req.want_hidden = true;
-    model::ForwardResult r;
-    target.Forward(*st, req, &r, Pool());
-    d->Accept(newly_fed, std::span<const float>(r.hidden.data(), 2 * E), 600);
+    d->Accept(newly_fed, FeedTarget(target, *st, newly_fed), 600);
     if (d == &reused) d->Propose(3, &drafts);
   }
   // Next requests: request 1's history (+ its pending 600) extended, and a
