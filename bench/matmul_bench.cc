@@ -19,9 +19,10 @@
 //                        FMA/s measured the same way (Zen 3: 2/cycle).
 //     The issue's prefill target is stated against "the integer-dot-product
 //     (VNNI) or FMA peak": on a CPU without VNNI both are printed.
-//     BM_VerifyCost alternates width-1 and width-8 calls on the 64 MB matrix
-//     and reports the median of the per-round ratios, which cancels load
-//     drift on a shared machine better than two separate benchmarks.
+//     BM_VerifyCost alternates width-1 and width-N calls (Q8_0: N = 2, 4, 8,
+//     12, 16; Q4_K: 8) on the 64 MB matrix and reports the median of the
+//     per-round ratios, which cancels load drift on a shared machine better
+//     than two separate benchmarks.
 // (c) Thread-pool overhead: a 1024 x 1024 matrix at width 1 with 1 and 2
 //     threads (see BM_SmallDecode); MatMul runs products under 2^18 MACs
 //     inline (matmul.cc, kMinParallelMacs), so this one is split.
@@ -469,8 +470,8 @@ void BM_Width(benchmark::State& state, DType type) {
   }
 }
 
-// Width 8 against width 1 on the 64 MB matrix, interleaved: each round times
-// one width-1 call and one width-8 call back to back (wall and process CPU),
+// Width N against width 1 on the 64 MB matrix, interleaved: each round times
+// one width-1 call and one width-N call back to back (wall and process CPU),
 // and the counters are the medians of the per-round ratios.
 void BM_VerifyCost(benchmark::State& state, DType type) {
   const int64_t width = state.range(0);
@@ -552,6 +553,7 @@ BENCHMARK_CAPTURE(BM_Width, q8_0, DType::kQ8_0)
     ->Arg(2)
     ->Arg(4)
     ->Arg(8)
+    ->Arg(12)
     ->Arg(16)
     ->Arg(64)
     ->Arg(512)
@@ -584,7 +586,11 @@ BENCHMARK(BM_IssueRate<IssueOp::kMaddubsCvt>)->Iterations(1)->Name("BM_IssueRate
 BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_VerifyCost, q8_0, DType::kQ8_0)
+    ->Arg(2)
+    ->Arg(4)
     ->Arg(8)
+    ->Arg(12)
+    ->Arg(16)
     ->Iterations(41)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

@@ -6,9 +6,9 @@
 // 4i..4i+3 of each block (x86: maddubs+madd or VNNI dpbusd; NEON: sdot or
 // widening multiplies), one FMA per block with scale dw * dx, then
 // ReduceLanes8's fixed tree. On x86 a kernel call computes a register tile of
-// 2 weight rows x up to 4 activation rows; each weight block is loaded and
-// unpacked once for all activation rows, each activation block once for both
-// weight rows. The 256-bit x86 loop forms the scale products dw * dx eight
+// 2 weight rows x up to 4 activation rows (prefill) or 1 weight row x up to 8
+// (widths 1..16); each weight block is loaded and unpacked once for all
+// activation rows, each activation block once for all weight rows. The 256-bit x86 loop forms the scale products dw * dx eight
 // blocks at a time (one vector multiply per (row, activation row), kept in
 // L1) instead of one multiply per block: the same IEEE products, fewer
 // operations on the ports that also run maddubs/madd/FMA. Other targets
@@ -105,11 +105,12 @@ HWY_INLINE float ReduceLanes8(__m256 acc) {
 // vector multiply of the two broadcast scales: the same IEEE product), so
 // the result does not depend on R, NB or the tile position.
 //
-// Verification widths 5..16 use 1 x 8 tiles instead (kWideActs, same
-// per-pair operations): every weight row is then streamed once per eight
-// activation rows, where 2 x 4 tiles read each 16-row block once per four
-// (measured on Zen 3: width 8 / width 1 2.1-2.9x instead of 2.9-3.8x, width
-// 16 +20% GMAC/s).
+// Verification widths 2..16 use 1 x NB tiles instead (NB <= kWideActs, same
+// per-pair operations, decode's weight prefetch): every weight row is then
+// streamed once per tile of up to eight activation rows, where 2 x 4 tiles
+// read each 16-row block once per four (measured on Zen 3: width 8 / width
+// 1 2.1-2.9x instead of 2.9-3.8x, width 16 +20% GMAC/s; widths 2 and 4
+// 20-30% faster than with 2 x NB tiles).
 template <class Levels>
 struct Blocks32Kernel {
   static constexpr int kTileRows = 2;
@@ -161,10 +162,13 @@ struct Blocks32Kernel {
     // FMA with the broadcast product. (AVX-512 targets leave at most one
     // block for the loops below.)
     for (; k + 8 <= num_blocks; k += 8) {
-      if constexpr (NB == 1) {
-        // Decode streams each row once: request the weights ~1 KB (four
-        // 8-block steps, 5 lines) ahead (measured +10-20% of read bandwidth
-        // at 2 threads; 2 KB ahead was no better).
+      if constexpr (R == 1) {
+        // One-row tiles (decode and verification widths 2..16) stream each
+        // row from memory once: request the weights ~1 KB (four 8-block
+        // steps, 5 lines) ahead (decode: +10-20% of read bandwidth at 2
+        // threads, 2 KB ahead no better; widths 2 and 4 with 1 x NB tiles:
+        // -20-30% time against 2 x NB tiles without prefetch). Prefill's
+        // 2-row tiles re-read their row block from cache.
         for (int i = 0; i < R; ++i) {
           const char* ahead =
               reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
