@@ -1,8 +1,19 @@
-// Attention microbenchmarks at Qwen3.5-0.8B's full-attention shape (8 query
-// heads / 2 KV heads x 256, F16 KV in 64-token blocks). items = query rows.
+// Attention microbenchmarks at the attention shapes of the two model presets
+// (F16 KV in 64-token blocks, as the model stores it):
+//   q35: Qwen3.5-0.8B, 8 query heads / 2 KV heads x 256, 6 attention layers
+//   q3:  Qwen3-0.6B, 16 query heads / 8 KV heads x 128, 28 attention layers
+//
+// Decode (one row at the end of `ctx` cached tokens): each iteration runs the
+// next layer of `layers` distinct KV caches, round robin, as a decode step
+// does, so the KV comes from memory, not from the last iteration's cache
+// (0.8B at 4k: 6 x 8 MB; 0.6B at 16k: 28 x 64 MB). kv_GB/s = K+V bytes read
+// per second of wall time; compare with bandwidth_bench (~20-30 GB/s here).
+// Prefill (`rows` causal rows after `start` cached tokens): GFLOP/s counts
+// 2 flops per multiply-add of q.k and p.v over the visible keys.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -15,65 +26,107 @@
 namespace cairn::kernels {
 namespace {
 
-constexpr int kHeads = 8, kKvHeads = 2, kHeadDim = 256, kBlock = 64;
+constexpr int kBlock = 64;
 
+struct Shape {
+  int heads, kv_heads, head_dim, layers;
+};
+constexpr Shape kQwen35{8, 2, 256, 6};
+constexpr Shape kQwen3{16, 8, 128, 28};
+
+const Shape& ShapeOf(int64_t id) { return id == 0 ? kQwen35 : kQwen3; }
+const char* NameOf(int64_t id) { return id == 0 ? "q35-0.8b" : "q3-0.6b"; }
+
+// `layers` caches of n tokens. One random block of K and V is copied into
+// every block (timing does not depend on the values; random rows everywhere
+// would take seconds to generate for the 1.8 GB of the largest case).
 struct Kv {
-  explicit Kv(int64_t n) {
+  Kv(const Shape& s, int64_t n, int layers) {
     const int64_t blocks = (n + kBlock - 1) / kBlock;
-    const size_t slab = static_cast<size_t>(kBlock) * kKvHeads * kHeadDim * 2;
+    const size_t slab = static_cast<size_t>(kBlock) * s.kv_heads * s.head_dim * 2;
+    AlignedBuffer<uint8_t> k_src(slab), v_src(slab);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> row(kKvHeads * kHeadDim);
-    for (int64_t b = 0; b < 2 * blocks; ++b) {
-      slabs.emplace_back(slab);
-      for (int t = 0; t < kBlock; ++t) {
-        for (float& x : row) x = dist(rng);
-        StoreKvToken(DType::kF16, kKvHeads, kHeadDim, row.data(), slabs.back().data(), t);
+    std::vector<float> row(static_cast<size_t>(s.kv_heads) * s.head_dim);
+    for (int t = 0; t < kBlock; ++t) {
+      for (float& x : row) x = dist(rng);
+      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, row.data(), k_src.data(), t);
+      for (float& x : row) x = dist(rng);
+      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, row.data(), v_src.data(), t);
+    }
+    ptrs.resize(static_cast<size_t>(layers) * 2 * blocks);
+    for (int l = 0; l < layers; ++l) {
+      for (int64_t b = 0; b < blocks; ++b) {
+        slabs.emplace_back(slab);
+        std::memcpy(slabs.back().data(), k_src.data(), slab);
+        ptrs[(2 * l) * blocks + b] = slabs.back().data();
+        slabs.emplace_back(slab);
+        std::memcpy(slabs.back().data(), v_src.data(), slab);
+        ptrs[(2 * l + 1) * blocks + b] = slabs.back().data();
       }
+      views.push_back(KvView{DType::kF16, kBlock, s.kv_heads, s.head_dim, ptrs.data() + 2 * l * blocks,
+                             ptrs.data() + (2 * l + 1) * blocks, n});
     }
-    for (int64_t b = 0; b < blocks; ++b) {
-      k.push_back(slabs[2 * b].data());
-      v.push_back(slabs[2 * b + 1].data());
-    }
-    view = KvView{DType::kF16, kBlock, kKvHeads, kHeadDim, k.data(), v.data(), n};
   }
   std::vector<AlignedBuffer<uint8_t>> slabs;
-  std::vector<const uint8_t*> k, v;
-  KvView view;
+  std::vector<const uint8_t*> ptrs;
+  std::vector<KvView> views;
 };
 
-AttentionParams Params() {
+AttentionParams Params(const Shape& s) {
   AttentionParams p;
-  p.n_heads = kHeads;
-  p.n_kv_heads = kKvHeads;
-  p.head_dim = kHeadDim;
-  p.scale = 1.0f / 16.0f;
+  p.n_heads = s.heads;
+  p.n_kv_heads = s.kv_heads;
+  p.head_dim = s.head_dim;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   return p;
 }
 
-// Decode: one row at the end of a context of range(0) tokens; range(1) threads.
+// Decode: args (shape, ctx, threads).
 void BM_AttentionDecode(benchmark::State& state) {
-  const int64_t ctx = state.range(0);
-  Kv kv(ctx);
-  ThreadPool pool(static_cast<int>(state.range(1)));
-  std::vector<float> q(kHeads * kHeadDim, 0.1f), out(q.size());
-  for (auto _ : state) Attention(Params(), q.data(), 1, ctx - 1, kv.view, out.data(), pool);
+  const Shape& s = ShapeOf(state.range(0));
+  const int64_t ctx = state.range(1);
+  Kv kv(s, ctx, s.layers);
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
+  size_t layer = 0;
+  for (auto _ : state) {
+    Attention(Params(s), q.data(), 1, ctx - 1, kv.views[layer], out.data(), pool);
+    layer = (layer + 1) % kv.views.size();
+  }
+  state.SetLabel(NameOf(state.range(0)));
   state.SetItemsProcessed(state.iterations());
-  state.counters["kv_GB/s"] = benchmark::Counter(static_cast<double>(ctx) * kKvHeads * kHeadDim * 4 * state.iterations(),
-                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
+  state.counters["kv_GB/s"] =
+      benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_AttentionDecode)->Args({4096, 1})->Args({4096, 2})->Args({16384, 2})->UseRealTime();
+BENCHMARK(BM_AttentionDecode)
+    ->ArgNames({"shape", "ctx", "threads"})
+    ->ArgsProduct({{0, 1}, {4096, 16384}, {1, 2}})
+    ->UseRealTime();
 
-// Prefill chunk: range(0) rows at positions [start, start + rows), causal.
+// Prefill chunk: args (shape, rows, start, threads); rows at positions
+// [start, start + rows), causal, one cache.
 void BM_AttentionPrefill(benchmark::State& state) {
-  const int64_t rows = state.range(0), start = state.range(1);
-  Kv kv(start + rows);
-  ThreadPool pool(1);
-  std::vector<float> q(rows * kHeads * kHeadDim, 0.05f), out(q.size());
-  for (auto _ : state) Attention(Params(), q.data(), rows, start, kv.view, out.data(), pool);
+  const Shape& s = ShapeOf(state.range(0));
+  const int64_t rows = state.range(1), start = state.range(2);
+  Kv kv(s, start + rows, 1);
+  ThreadPool pool(static_cast<int>(state.range(3)));
+  std::vector<float> q(static_cast<size_t>(rows) * s.heads * s.head_dim, 0.05f), out(q.size());
+  for (auto _ : state) Attention(Params(s), q.data(), rows, start, kv.views[0], out.data(), pool);
+  state.SetLabel(NameOf(state.range(0)));
   state.SetItemsProcessed(state.iterations() * rows);
+  // Visible keys summed over rows: row i sees start + i + 1 keys.
+  const double keys = static_cast<double>(rows) * start + static_cast<double>(rows) * (rows + 1) / 2;
+  const double flops = keys * s.heads * s.head_dim * 2 /* q.k and p.v */ * 2 /* flops per FMA */;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_AttentionPrefill)->Args({512, 0})->Args({512, 4096})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttentionPrefill)
+    ->ArgNames({"shape", "rows", "start", "threads"})
+    ->ArgsProduct({{0, 1}, {512}, {0, 4096}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace cairn::kernels

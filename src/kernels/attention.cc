@@ -1,14 +1,25 @@
 // Highway implementation of kernels/attention.h.
 //
-// Per query vector (one row, one head) and one partition of the keys:
+// Per query vector q (one row, one head, pre-multiplied by scale) and one
+// partition of the keys:
 //   for each tile (= KV block) in order:
-//     s_j   = dot(q * scale, k_j)                 j over the tile's visible keys
+//     s_j   = Dot(q, k_j)                          j over the tile's visible keys
 //     m'    = max(m, max_j s_j);  rho = exp(m - m')   (rho = 0 while m = -inf)
 //     p_j   = exp(s_j - m')
-//     l     = rho * l + sum_j p_j                 (lanes, fixed order)
-//     o     = rho * o + sum_j p_j v_j             (j ascending, FMA per element)
+//     l     = rho * l + sum_j p_j                  (vector lanes, fixed order)
+//     o     = rho * o;  o += p_j v_j               (j ascending, FMA per element)
 // Partitions are merged left to right: M = max, a = exp(M_old - M),
 // b = exp(m - M), L = a L + b l, O = a O + b o; output = O / L.
+//
+// Dot(q, k) — the canonical score, the same whichever micro-tile computes it:
+// lane i of one vector accumulator runs the FMA chain over d = i, i + N,
+// i + 2N, ... (N = vector lanes of the target, d ascending, starting from 0);
+// the N lanes are then added by one fixed tree (ReduceLanes4); elements
+// d >= N * floor(head_dim / N) are then added with a scalar FMA chain, d
+// ascending. A micro-tile computes several (query, key) pairs at once only so
+// that each K vector and q vector loaded is used several times; every pair has
+// its own accumulator and its own chain.
+//
 // No implicit FMA contraction: every fused multiply-add is an explicit
 // MulAdd/std::fma, so the arithmetic is what the source says on every target.
 #pragma GCC optimize("fp-contract=off")
@@ -19,9 +30,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "core/aligned_buffer.h"
@@ -35,7 +48,307 @@ namespace cairn::kernels {
 namespace HWY_NAMESPACE {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr int64_t kRowsPerTask = 8;   // rows sharing one K/V tile conversion
+// Query rows per task: at least 8, and at least 32 queries (rows x GQA
+// group) so each K/V row read serves enough FMAs in prefill.
+constexpr int64_t kMinRowsPerTask = 8;
+constexpr int64_t kMinQueriesPerTask = 32;
+// Micro-tiles hold 8 independent vector accumulators: enough FMAs in flight
+// to cover the FMA latency (4 cycles x 2 ports on Zen 3), few enough to leave
+// registers for the K/V and q operands on 16-register targets.
+constexpr int kAccumulators = 8;
+
+using DF = hn::ScalableTag<float>;
+
+// ---------------------------------------------------------------------------
+// K/V element access. KvT is hwy::float16_t or hwy::bfloat16_t (the cache's
+// storage type); every load widens to F32 exactly.
+
+template <typename KvT>
+HWY_INLINE hn::Vec<DF> LoadKv(DF df, const KvT* HWY_RESTRICT p) {
+  const hn::Rebind<KvT, DF> dh;
+  return hn::PromoteTo(df, hn::LoadU(dh, p));
+}
+
+HWY_INLINE float KvToF32(const hwy::float16_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof bits);
+  return F16ToF32(bits);
+}
+HWY_INLINE float KvToF32(const hwy::bfloat16_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof bits);
+  return Bf16ToF32(bits);
+}
+
+// ---------------------------------------------------------------------------
+// Micro-tile kernels. Sizeless vector types (SVE, RVV) cannot be array
+// elements, so on those targets a micro-tile is computed one pair (one query
+// and one column vector for P.V) at a time, with the same per-pair
+// arithmetic; fixed-size targets keep the micro-tile's accumulators in
+// registers.
+
+#if HWY_HAVE_SCALABLE
+
+// s[i * s_stride + j] = Dot(q_i, k_j), i < kQ, j < kK (see the file comment).
+template <int kQ, int kK, typename KvT>
+HWY_INLINE void ScoreMicroTile(const float* HWY_RESTRICT q, int64_t hd, const KvT* const* k, float* s,
+                               int64_t s_stride) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int i = 0; i < kQ; ++i) {
+    for (int j = 0; j < kK; ++j) {
+      auto acc = hn::Zero(d);
+      int64_t c = 0;
+      for (; c + lanes <= hd; c += lanes) acc = hn::MulAdd(hn::LoadU(d, q + i * hd + c), LoadKv(d, k[j] + c), acc);
+      float sum = hn::GetLane(hn::SumOfLanes(d, acc));
+      for (; c < hd; ++c) sum = std::fma(q[i * hd + c], KvToF32(k[j] + c), sum);
+      s[i * s_stride + j] = sum;
+    }
+  }
+}
+
+// P.V: for kQ queries, o_i[c, c + kV * lanes) = rho_i * o_i + sum_{j < n} p_i[j] v_j,
+// element-wise j ascending.
+template <int kQ, int kV, typename KvT>
+HWY_INLINE void PvBlock(const float* HWY_RESTRICT p, int64_t p_stride, const float* rho, const KvT* v0,
+                        int64_t v_stride, int64_t n, int64_t c, float* o, int64_t o_stride) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int i = 0; i < kQ; ++i) {
+    for (int t = 0; t < kV; ++t) {
+      float* oc = o + i * o_stride + c + t * lanes;
+      auto acc = hn::Mul(hn::LoadU(d, oc), hn::Set(d, rho[i]));
+      for (int64_t j = 0; j < n; ++j) {
+        acc = hn::MulAdd(hn::Set(d, p[i * p_stride + j]), LoadKv(d, v0 + j * v_stride + c + t * lanes), acc);
+      }
+      hn::StoreU(acc, d, oc);
+    }
+  }
+}
+
+#else  // fixed-size vectors
+
+#if HWY_TARGET != HWY_SCALAR
+// Sum of lanes of a vector whose 128-bit blocks each hold 4 partial sums:
+// adds the upper half to the lower half until one block is left.
+template <class D>
+HWY_INLINE hn::Vec<hn::Simd<float, 4, 0>> AddBlocks(D d, hn::Vec<D> v) {
+  if constexpr (hn::MaxLanes(D()) > 4) {
+    const hn::Half<D> dh;
+    return AddBlocks(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else {
+    (void)d;
+    return v;
+  }
+}
+#endif
+
+// out[i] = sum of the lanes of acc[i], i < 4, each by the same tree:
+// per 128-bit block (l0 + l2) + (l1 + l3), then the blocks added by halves.
+// (HWY_SCALAR: one lane.)
+HWY_INLINE void ReduceLanes4(const hn::Vec<DF>* acc, float* out) {
+  const DF d;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (hn::MaxLanes(DF()) >= 4) {
+    const hn::Repartition<uint64_t, DF> d64;
+    // ab = [a0+a2, b0+b2, a1+a3, b1+b3] per block; cd likewise.
+    const auto ab = hn::Add(hn::InterleaveLower(d, acc[0], acc[1]), hn::InterleaveUpper(d, acc[0], acc[1]));
+    const auto cd = hn::Add(hn::InterleaveLower(d, acc[2], acc[3]), hn::InterleaveUpper(d, acc[2], acc[3]));
+    const auto ab64 = hn::BitCast(d64, ab);
+    const auto cd64 = hn::BitCast(d64, cd);
+    // [(a0+a2)+(a1+a3), (b0+b2)+(b1+b3), c.., d..] per block.
+    const auto sums = hn::Add(hn::BitCast(d, hn::InterleaveLower(d64, ab64, cd64)),
+                              hn::BitCast(d, hn::InterleaveUpper(d64, ab64, cd64)));
+    hn::StoreU(AddBlocks(d, sums), hn::Simd<float, 4, 0>(), out);
+    return;
+  }
+#endif
+  for (int i = 0; i < 4; ++i) out[i] = hn::GetLane(hn::SumOfLanes(d, acc[i]));
+}
+
+// Scores: s[i][j] = Dot(q_i, k_j) for a micro-tile of kQ queries x kK keys.
+// q_i at q + i * hd (F32), k_j at k[j] (KvT rows of hd elements); writes
+// s[i * s_stride + j].
+template <int kQ, int kK, typename KvT>
+HWY_INLINE void ScoreMicroTile(const float* HWY_RESTRICT q, int64_t hd, const KvT* const* k, float* s,
+                               int64_t s_stride) {
+  static_assert(kQ * kK == kAccumulators && kAccumulators % 4 == 0);
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<DF> acc[kQ * kK];
+  for (int a = 0; a < kQ * kK; ++a) acc[a] = hn::Zero(d);
+  int64_t c = 0;
+  for (; c + lanes <= hd; c += lanes) {
+    hn::Vec<DF> kv[kK];
+    for (int j = 0; j < kK; ++j) kv[j] = LoadKv(d, k[j] + c);
+    for (int i = 0; i < kQ; ++i) {
+      const auto qv = hn::LoadU(d, q + i * hd + c);
+      for (int j = 0; j < kK; ++j) acc[i * kK + j] = hn::MulAdd(qv, kv[j], acc[i * kK + j]);
+    }
+  }
+  float sums[kQ * kK];
+  for (int a = 0; a < kQ * kK; a += 4) ReduceLanes4(acc + a, sums + a);
+  for (; c < hd; ++c) {   // head_dim not a multiple of the lanes
+    for (int i = 0; i < kQ; ++i) {
+      for (int j = 0; j < kK; ++j) sums[i * kK + j] = std::fma(q[i * hd + c], KvToF32(k[j] + c), sums[i * kK + j]);
+    }
+  }
+  for (int i = 0; i < kQ; ++i) {
+    for (int j = 0; j < kK; ++j) s[i * s_stride + j] = sums[i * kK + j];
+  }
+}
+
+// P.V: for kQ queries, o_i[c, c + kV * lanes) = rho_i * o_i + sum_{j < n} p_i[j] v_j,
+// element-wise j ascending. The kQ x kV accumulators stay in registers over j.
+template <int kQ, int kV, typename KvT>
+HWY_INLINE void PvBlock(const float* HWY_RESTRICT p, int64_t p_stride, const float* rho, const KvT* v0,
+                        int64_t v_stride, int64_t n, int64_t c, float* o, int64_t o_stride) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<DF> acc[kQ * kV];
+  for (int i = 0; i < kQ; ++i) {
+    const auto vrho = hn::Set(d, rho[i]);
+    for (int t = 0; t < kV; ++t) acc[i * kV + t] = hn::Mul(hn::LoadU(d, o + i * o_stride + c + t * lanes), vrho);
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const KvT* vj = v0 + j * v_stride + c;
+    hn::Vec<DF> vv[kV];
+    for (int t = 0; t < kV; ++t) vv[t] = LoadKv(d, vj + t * lanes);
+    for (int i = 0; i < kQ; ++i) {
+      const auto pj = hn::Set(d, p[i * p_stride + j]);
+      for (int t = 0; t < kV; ++t) acc[i * kV + t] = hn::MulAdd(pj, vv[t], acc[i * kV + t]);
+    }
+  }
+  for (int i = 0; i < kQ; ++i) {
+    for (int t = 0; t < kV; ++t) hn::StoreU(acc[i * kV + t], d, o + i * o_stride + c + t * lanes);
+  }
+}
+
+#endif  // HWY_HAVE_SCALABLE
+
+// Software prefetch while a tile's scores are computed: the tile's V rows
+// (read next by P.V) and the next tile's K rows (read after that). Decode
+// reads each K/V row once from memory, and P.V walks the V rows column block
+// by column block, which the hardware prefetchers do not follow.
+struct TilePrefetch {
+  const uint8_t* v = nullptr;        // this tile's V row 0
+  const uint8_t* k_next = nullptr;   // next tile's K row 0 (nullptr: none)
+  int64_t n = 0, n_next = 0;         // rows of each
+  int64_t stride = 0, row = 0;       // bytes between rows / per row
+
+  void Rows(int64_t j0, int64_t count) const {
+    for (int64_t j = j0; j < j0 + count; ++j) {
+      for (int64_t b = 0; b < row; b += 64) {
+        if (j < n) hwy::Prefetch(v + j * stride + b);
+        if (j < n_next) hwy::Prefetch(k_next + j * stride + b);
+      }
+    }
+  }
+};
+
+// Scores of queries [0, nq) (at q + i * hd) against keys [0, nk) (row j at
+// k0 + j * k_stride) into s[i * s_stride + j]. A key micro-tile running past
+// nk repeats key nk - 1 and writes scores into the slack after nk (s_stride
+// >= nk + kAccumulators), which nothing reads.
+template <int kQ, typename KvT>
+HWY_INLINE void ScoreQueries(const float* q, int64_t hd, const KvT* k0, int64_t k_stride, int64_t nk, float* s,
+                             int64_t s_stride, const TilePrefetch* prefetch) {
+  constexpr int kK = kAccumulators / kQ;
+  for (int64_t j = 0; j < nk; j += kK) {
+    if (prefetch != nullptr) prefetch->Rows(j, kK);
+    const KvT* k[kK];
+    for (int t = 0; t < kK; ++t) k[t] = k0 + std::min<int64_t>(j + t, nk - 1) * k_stride;
+    ScoreMicroTile<kQ, kK>(q, hd, k, s + j, s_stride);
+  }
+}
+
+// The first query block issues the prefetches.
+template <typename KvT>
+void Scores(const float* q, int64_t nq, int64_t hd, const KvT* k0, int64_t k_stride, int64_t nk, float* s,
+            int64_t s_stride, const TilePrefetch& prefetch) {
+  const TilePrefetch* pf = &prefetch;
+  int64_t i = 0;
+  for (; i + 4 <= nq; i += 4, pf = nullptr) {
+    ScoreQueries<4>(q + i * hd, hd, k0, k_stride, nk, s + i * s_stride, s_stride, pf);
+  }
+  for (; i + 2 <= nq; i += 2, pf = nullptr) {
+    ScoreQueries<2>(q + i * hd, hd, k0, k_stride, nk, s + i * s_stride, s_stride, pf);
+  }
+  for (; i < nq; ++i, pf = nullptr) ScoreQueries<1>(q + i * hd, hd, k0, k_stride, nk, s + i * s_stride, s_stride, pf);
+}
+
+// ---------------------------------------------------------------------------
+// Online softmax of one query over one tile: scores s[0, n) become p_j in
+// place; (m, l) are updated; returns rho, the factor for the old o.
+HWY_INLINE float SoftmaxTile(float* HWY_RESTRICT s, int64_t n, float& m, float& l) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  // s has slack to a whole vector past n (see Scratch::scores).
+  auto vmax = hn::Set(d, kNegInf);
+  for (int64_t j = 0; j < n; j += lanes) {
+    const auto valid = hn::FirstN(d, static_cast<size_t>(n - j));
+    vmax = hn::Max(vmax, hn::IfThenElse(valid, hn::LoadU(d, s + j), hn::Set(d, kNegInf)));
+  }
+  const float m_new = std::max(m, hn::GetLane(hn::MaxOfLanes(d, vmax)));
+  const float rho = m == kNegInf ? 0.0f : std::exp(m - m_new);
+  const auto vm = hn::Set(d, m_new);
+  auto vsum = hn::Zero(d);
+  for (int64_t j = 0; j < n; j += lanes) {
+    const auto valid = hn::FirstN(d, static_cast<size_t>(n - j));
+    const auto e = hn::IfThenElseZero(valid, ExpV(d, hn::Sub(hn::LoadU(d, s + j), vm)));
+    vsum = hn::Add(vsum, e);
+    hn::StoreU(e, d, s + j);
+  }
+  l = rho * l + hn::GetLane(hn::SumOfLanes(d, vsum));
+  m = m_new;
+  return rho;
+}
+
+// Keys per P.V pass: the pass walks its V rows once per column block, so
+// they should stay in L1 (32 rows x 256 F16 = 16 KB); between passes o goes
+// through memory unchanged (F32 store and load), so the per-element chain
+// is the same as one pass over all keys.
+constexpr int64_t kPvKeys = 32;
+
+template <int kQ, typename KvT>
+HWY_INLINE void PvQueries(const float* p, int64_t p_stride, const float* rho, const KvT* v0, int64_t v_stride,
+                          int64_t n, int64_t hd, float* o, int64_t o_stride) {
+  constexpr int kV = kAccumulators / kQ;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
+  float one[kQ];   // passes after the first scale o by 1 (exact)
+  for (int i = 0; i < kQ; ++i) one[i] = 1.0f;
+  for (int64_t j0 = 0; j0 < n; j0 += kPvKeys) {
+    const int64_t nj = std::min(kPvKeys, n - j0);
+    const float* scale = j0 == 0 ? rho : one;
+    const float* pj = p + j0;
+    const KvT* vj = v0 + j0 * v_stride;
+    int64_t c = 0;
+    for (; c + kV * lanes <= hd; c += kV * lanes) PvBlock<kQ, kV>(pj, p_stride, scale, vj, v_stride, nj, c, o, o_stride);
+    for (; c + lanes <= hd; c += lanes) PvBlock<kQ, 1>(pj, p_stride, scale, vj, v_stride, nj, c, o, o_stride);
+    for (; c < hd; ++c) {   // head_dim not a multiple of the lanes: same order, scalar fma
+      for (int i = 0; i < kQ; ++i) {
+        float oc = o[i * o_stride + c] * scale[i];
+        for (int64_t j = 0; j < nj; ++j) oc = std::fma(pj[i * p_stride + j], KvToF32(vj + j * v_stride + c), oc);
+        o[i * o_stride + c] = oc;
+      }
+    }
+  }
+}
+
+// Queries [0, nq) that all see keys [0, n) of the tile.
+template <typename KvT>
+void Pv(const float* p, int64_t p_stride, const float* rho, int64_t nq, const KvT* v0, int64_t v_stride, int64_t n,
+        int64_t hd, float* o, int64_t o_stride) {
+  int64_t i = 0;
+  for (; i + 4 <= nq; i += 4)
+    PvQueries<4>(p + i * p_stride, p_stride, rho + i, v0, v_stride, n, hd, o + i * o_stride, o_stride);
+  for (; i + 2 <= nq; i += 2)
+    PvQueries<2>(p + i * p_stride, p_stride, rho + i, v0, v_stride, n, hd, o + i * o_stride, o_stride);
+  for (; i < nq; ++i) PvQueries<1>(p + i * p_stride, p_stride, rho + i, v0, v_stride, n, hd, o + i * o_stride, o_stride);
+}
+
+// ---------------------------------------------------------------------------
+// Tasks.
 
 // Everything a task needs, resolved once per call.
 struct Plan {
@@ -46,17 +359,21 @@ struct Plan {
   int64_t q_row_stride, q_head_stride;
   int group;               // query heads per KV head
   int64_t part_tokens;     // partition length (multiple of block_tokens)
+  int64_t kv_row_stride;   // elements between consecutive positions of one head
+  int64_t s_stride;        // floats per query row of Scratch::scores
 
   int64_t Parts(int64_t pos) const { return pos / part_tokens + 1; }   // partitions row at pos sees
+  int64_t State() const { return p->head_dim + 2; }                    // o[hd], m, l per query
 };
 
 // Per-thread scratch, grown on demand and kept across calls (pool threads persist).
+// Queries of a task are numbered (row - r0) * group + g.
 struct Scratch {
-  AlignedBuffer<float> k_tile, v_tile;   // [block_tokens][head_dim]
-  AlignedBuffer<float> scores;           // [block_tokens]
-  AlignedBuffer<float> q;                // [n_queries][head_dim], scaled
-  AlignedBuffer<float> part;             // [n_queries][head_dim + 2]: o, m, l of one partition
-  AlignedBuffer<float> acc;              // [n_queries][head_dim + 2]: merged O, M, L
+  AlignedBuffer<float> q;        // [n_queries][head_dim], scaled
+  AlignedBuffer<float> scores;   // [n_queries][s_stride]: s_j, then p_j
+  AlignedBuffer<float> rho;      // [n_queries]
+  AlignedBuffer<float> part;     // [n_queries][head_dim + 2]: o, m, l of one partition
+  AlignedBuffer<float> acc;      // [n_queries][head_dim + 2]: merged O, M, L
 
   static void Ensure(AlignedBuffer<float>& b, size_t n) {
     if (b.size() < n) b.Resize(n);
@@ -68,134 +385,22 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-// dst[t - t0][:] = F32(slab[t][kvh][:]) for t in [t0, t1) (tile-relative t).
-HWY_INLINE void ConvertTile(DType dtype, const uint8_t* slab, int n_kv_heads, int hd, int kvh,
-                            int64_t t0, int64_t t1, float* HWY_RESTRICT dst) {
-  const hn::ScalableTag<float> df;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  for (int64_t t = t0; t < t1; ++t) {
-    const size_t offset = (static_cast<size_t>(t) * n_kv_heads + kvh) * hd;
-    float* row = dst + (t - t0) * hd;
-    int64_t i = 0;
-    if (dtype == DType::kF16) {
-      const hn::Rebind<hwy::float16_t, decltype(df)> dh;
-      const auto* src = reinterpret_cast<const hwy::float16_t*>(slab) + offset;
-      for (; i + lanes <= hd; i += lanes) hn::StoreU(hn::PromoteTo(df, hn::LoadU(dh, src + i)), df, row + i);
-      for (; i < hd; ++i) row[i] = F16ToF32(reinterpret_cast<const uint16_t*>(src)[i]);
-    } else {
-      const hn::Rebind<hwy::bfloat16_t, decltype(df)> db;
-      const auto* src = reinterpret_cast<const hwy::bfloat16_t*>(slab) + offset;
-      for (; i + lanes <= hd; i += lanes) hn::StoreU(hn::PromoteTo(df, hn::LoadU(db, src + i)), df, row + i);
-      for (; i < hd; ++i) row[i] = Bf16ToF32(reinterpret_cast<const uint16_t*>(src)[i]);
-    }
-  }
-}
-
-HWY_INLINE float Dot(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, int64_t n) {
-  const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  auto acc0 = hn::Zero(d);
-  auto acc1 = hn::Zero(d);
-  int64_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
-    acc1 = hn::MulAdd(hn::LoadU(d, a + i + lanes), hn::LoadU(d, b + i + lanes), acc1);
-  }
-  for (; i + lanes <= n; i += lanes) acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
-  float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1)));
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
-
-// o[:] = rho * o[:] + sum_{j < n} p[j] * v[j][:]; element-wise order: j ascending.
-HWY_INLINE void AccumulateV(const float* HWY_RESTRICT p, const float* HWY_RESTRICT v, int64_t n,
-                            int64_t hd, float rho, float* HWY_RESTRICT o) {
-  const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto vrho = hn::Set(d, rho);
-  int64_t c = 0;
-  // Four vectors of o stay in registers while j runs over the tile.
-  for (; c + 4 * lanes <= hd; c += 4 * lanes) {
-    auto o0 = hn::Mul(hn::LoadU(d, o + c), vrho);
-    auto o1 = hn::Mul(hn::LoadU(d, o + c + lanes), vrho);
-    auto o2 = hn::Mul(hn::LoadU(d, o + c + 2 * lanes), vrho);
-    auto o3 = hn::Mul(hn::LoadU(d, o + c + 3 * lanes), vrho);
-    for (int64_t j = 0; j < n; ++j) {
-      const auto pj = hn::Set(d, p[j]);
-      const float* vj = v + j * hd + c;
-      o0 = hn::MulAdd(pj, hn::LoadU(d, vj), o0);
-      o1 = hn::MulAdd(pj, hn::LoadU(d, vj + lanes), o1);
-      o2 = hn::MulAdd(pj, hn::LoadU(d, vj + 2 * lanes), o2);
-      o3 = hn::MulAdd(pj, hn::LoadU(d, vj + 3 * lanes), o3);
-    }
-    hn::StoreU(o0, d, o + c);
-    hn::StoreU(o1, d, o + c + lanes);
-    hn::StoreU(o2, d, o + c + 2 * lanes);
-    hn::StoreU(o3, d, o + c + 3 * lanes);
-  }
-  for (; c + lanes <= hd; c += lanes) {
-    auto o0 = hn::Mul(hn::LoadU(d, o + c), vrho);
-    for (int64_t j = 0; j < n; ++j) o0 = hn::MulAdd(hn::Set(d, p[j]), hn::LoadU(d, v + j * hd + c), o0);
-    hn::StoreU(o0, d, o + c);
-  }
-  for (; c < hd; ++c) {
-    // Scalar tail (head_dim not a multiple of the lanes): same op order, fma.
-    float oc = o[c] * rho;
-    for (int64_t j = 0; j < n; ++j) oc = std::fma(p[j], v[j * hd + c], oc);
-    o[c] = oc;
-  }
-}
-
-// One tile for one query: updates (m, l, o) with keys/values [0, n) of the tile.
-HWY_INLINE void TileStep(const float* q, const float* k_tile, const float* v_tile, int64_t n,
-                         int64_t hd, float* HWY_RESTRICT scores, float* o, float& m, float& l) {
-  float tile_max = kNegInf;
-  for (int64_t j = 0; j < n; ++j) {
-    scores[j] = Dot(q, k_tile + j * hd, hd);
-    tile_max = std::max(tile_max, scores[j]);
-  }
-  const float m_new = std::max(m, tile_max);
-  const float rho = m == kNegInf ? 0.0f : std::exp(m - m_new);
-  // p_j = exp(s_j - m_new) in place; sum over lanes (masked tail), fixed order.
-  const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto vm = hn::Set(d, m_new);
-  auto vsum = hn::Zero(d);
-  int64_t j = 0;
-  for (; j + lanes <= n; j += lanes) {
-    const auto e = ExpV(d, hn::Sub(hn::LoadU(d, scores + j), vm));
-    vsum = hn::Add(vsum, e);
-    hn::StoreU(e, d, scores + j);
-  }
-  if (j < n) {
-    const size_t rest = static_cast<size_t>(n - j);
-    const auto e = hn::IfThenElseZero(hn::FirstN(d, rest), ExpV(d, hn::Sub(LoadTail(d, scores + j, rest), vm)));
-    vsum = hn::Add(vsum, e);
-    StoreTail(e, d, scores + j, rest);
-  }
-  l = rho * l + hn::GetLane(hn::SumOfLanes(d, vsum));
-  AccumulateV(scores, v_tile, n, hd, rho, o);
-  m = m_new;
-}
-
 // Reduces partition `part` for rows [r0, r1) and the `group` query heads of KV
-// head kvh. Writes per query (row-major over (row, head-in-group)) its o, m, l
-// to `out` ([n_queries][hd + 2]); queries whose row does not reach the
-// partition are left untouched.
-void RunPartition(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t part, Scratch& s,
-                  float* out) {
+// head kvh. Writes per query its o, m, l to `out` ([n_queries][hd + 2]);
+// queries whose row does not reach the partition are left untouched.
+template <typename KvT>
+void RunPartition(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t part, Scratch& s, float* out) {
   const KvView& kv = *plan.kv;
   const int64_t hd = plan.p->head_dim;
   const int64_t bt = kv.block_tokens;
-  const int group = plan.group;
+  const int64_t group = plan.group;
+  const int64_t stride = plan.State();
   const int64_t p_max = plan.q_pos0 + r1 - 1;
   const int64_t part_begin = part * plan.part_tokens;
   const int64_t part_end = std::min(part_begin + plan.part_tokens, p_max + 1);
-  const int64_t stride = hd + 2;
   // Fresh accumulators for the queries this partition reaches.
-  for (int64_t r = r0; r < r1; ++r) {
-    if (plan.q_pos0 + r < part_begin) continue;
-    for (int g = 0; g < group; ++g) {
+  for (int64_t r = std::max(r0, part_begin - plan.q_pos0); r < r1; ++r) {
+    for (int64_t g = 0; g < group; ++g) {
       float* st = out + ((r - r0) * group + g) * stride;
       std::fill(st, st + hd, 0.0f);
       st[hd] = kNegInf;
@@ -205,21 +410,48 @@ void RunPartition(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t par
   for (int64_t ts = part_begin; ts < part_end; ts += bt) {
     const int64_t te = std::min(ts + bt, part_end);
     const int64_t block = ts / bt;
-    ConvertTile(kv.dtype, kv.k_blocks[block], kv.n_kv_heads, static_cast<int>(hd), kvh, ts - block * bt,
-                te - block * bt, s.k_tile.data());
-    ConvertTile(kv.dtype, kv.v_blocks[block], kv.n_kv_heads, static_cast<int>(hd), kvh, ts - block * bt,
-                te - block * bt, s.v_tile.data());
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t pos = plan.q_pos0 + r;
-      if (pos < ts) continue;
-      const int64_t n = std::min(te, pos + 1) - ts;
-      for (int g = 0; g < group; ++g) {
-        const int64_t qi = (r - r0) * group + g;
+    const int64_t first = ((ts - block * bt) * kv.n_kv_heads + kvh) * hd;   // element offset in the slab
+    const KvT* k0 = reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
+    const KvT* v0 = reinterpret_cast<const KvT*>(kv.v_blocks[block]) + first;
+    const int64_t r_lo = std::max(r0, ts - plan.q_pos0);   // rows before ts do not see the tile
+    const int64_t q_lo = (r_lo - r0) * group;
+    TilePrefetch prefetch;
+    prefetch.v = reinterpret_cast<const uint8_t*>(v0);
+    prefetch.n = te - ts;
+    prefetch.stride = plan.kv_row_stride * static_cast<int64_t>(sizeof(KvT));
+    prefetch.row = hd * static_cast<int64_t>(sizeof(KvT));
+    if (te < plan.q_pos0 + r1 && te % bt == 0) {   // the next tile is read by this task
+      prefetch.k_next = kv.k_blocks[block + 1] + kvh * prefetch.row;
+      prefetch.n_next = std::min(bt, plan.q_pos0 + r1 - te);
+    }
+    Scores(s.q.data() + q_lo * hd, (r1 - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
+           s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
+    for (int64_t r = r_lo; r < r1; ++r) {
+      const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
+      for (int64_t qi = (r - r0) * group; qi < (r - r0 + 1) * group; ++qi) {
         float* st = out + qi * stride;
-        TileStep(s.q.data() + qi * hd, s.k_tile.data(), s.v_tile.data(), n, hd, s.scores.data(), st,
-                 st[hd], st[hd + 1]);
+        s.rho[qi] = SoftmaxTile(s.scores.data() + qi * plan.s_stride, n, st[hd], st[hd + 1]);
       }
     }
+    // P.V over runs of rows that see the same keys (all rows except on the
+    // diagonal tile), so V loads are shared by the run's queries.
+    for (int64_t ra = r_lo; ra < r1;) {
+      const int64_t n = std::min(te, plan.q_pos0 + ra + 1) - ts;
+      int64_t rb = ra + 1;
+      while (rb < r1 && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
+      const int64_t qa = (ra - r0) * group;
+      Pv(s.scores.data() + qa * plan.s_stride, plan.s_stride, s.rho.data() + qa, (rb - ra) * group, v0,
+         plan.kv_row_stride, n, hd, out + qa * stride, stride);
+      ra = rb;
+    }
+  }
+}
+
+void RunPartitionAnyType(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t part, Scratch& s, float* out) {
+  if (plan.kv->dtype == DType::kF16) {
+    RunPartition<hwy::float16_t>(plan, kvh, r0, r1, part, s, out);
+  } else {
+    RunPartition<hwy::bfloat16_t>(plan, kvh, r0, r1, part, s, out);
   }
 }
 
@@ -233,7 +465,7 @@ HWY_INLINE void MergePartition(const float* part, int64_t hd, bool first, float*
   const float a = std::exp(acc[hd] - m);
   const float b = std::exp(part[hd] - m);
   acc[hd + 1] = a * acc[hd + 1] + b * part[hd + 1];
-  const hn::ScalableTag<float> d;
+  const DF d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto va = hn::Set(d, a);
   const auto vb = hn::Set(d, b);
@@ -264,14 +496,12 @@ void LoadQueries(const Plan& plan, int kvh, int64_t r0, int64_t r1, float* dst) 
 }
 
 void PrepareScratch(const Plan& plan, int64_t n_queries, Scratch& s) {
-  const size_t hd = plan.p->head_dim;
-  const size_t bt = plan.kv->block_tokens;
-  Scratch::Ensure(s.k_tile, bt * hd);
-  Scratch::Ensure(s.v_tile, bt * hd);
-  Scratch::Ensure(s.scores, bt + 16);
-  Scratch::Ensure(s.q, n_queries * hd);
-  Scratch::Ensure(s.part, n_queries * (hd + 2));
-  Scratch::Ensure(s.acc, n_queries * (hd + 2));
+  const size_t nq = static_cast<size_t>(n_queries);
+  Scratch::Ensure(s.q, nq * plan.p->head_dim);
+  Scratch::Ensure(s.scores, nq * plan.s_stride);
+  Scratch::Ensure(s.rho, nq);
+  Scratch::Ensure(s.part, nq * plan.State());
+  Scratch::Ensure(s.acc, nq * plan.State());
 }
 
 void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int64_t q_pos0,
@@ -290,66 +520,84 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
   plan.q_row_stride = p.q_row_stride ? p.q_row_stride : static_cast<int64_t>(p.n_heads) * p.head_dim;
   plan.group = p.n_heads / p.n_kv_heads;
   plan.part_tokens = (kAttentionPartitionTokens + kv.block_tokens - 1) / kv.block_tokens * kv.block_tokens;
+  plan.kv_row_stride = static_cast<int64_t>(kv.n_kv_heads) * kv.head_dim;
+  // A tile's scores plus the slack a key micro-tile or a vector may run past
+  // its end, rounded to 16 floats (64 bytes).
+  plan.s_stride = (kv.block_tokens + kAccumulators + static_cast<int64_t>(hn::Lanes(DF())) + 15) / 16 * 16;
   const int64_t hd = p.head_dim;
+  const int64_t state = plan.State();
   const int group = plan.group;
   const int64_t max_parts = plan.Parts(q_pos0 + n_rows - 1);
-  const int64_t row_blocks = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
+  const int64_t rows_per_task = std::max(kMinRowsPerTask, kMinQueriesPerTask / group);
+  const int64_t row_blocks = (n_rows + rows_per_task - 1) / rows_per_task;
   const int64_t tasks = row_blocks * p.n_kv_heads;
 
-  if (tasks >= pool.num_threads() || max_parts == 1) {
+  // One row block over several partitions (decode, verification): split-KV
+  // tasks, so both threads work on the same partition's rows at a time (see
+  // the split below). Otherwise (prefill) a task per (row block, KV head).
+  const bool split = max_parts > 1 && (row_blocks == 1 || tasks < pool.num_threads());
+  if (!split) {
     // Each task walks all partitions of its rows itself.
     pool.Run(tasks, [&](int64_t task, int) {
       const int kvh = static_cast<int>(task % p.n_kv_heads);
-      const int64_t r0 = task / p.n_kv_heads * kRowsPerTask;
-      const int64_t r1 = std::min(r0 + kRowsPerTask, n_rows);
+      const int64_t r0 = task / p.n_kv_heads * rows_per_task;
+      const int64_t r1 = std::min(r0 + rows_per_task, n_rows);
       Scratch& s = ThreadScratch();
       PrepareScratch(plan, (r1 - r0) * group, s);
       LoadQueries(plan, kvh, r0, r1, s.q.data());
       for (int64_t part = 0; part < plan.Parts(q_pos0 + r1 - 1); ++part) {
-        RunPartition(plan, kvh, r0, r1, part, s, s.part.data());
+        RunPartitionAnyType(plan, kvh, r0, r1, part, s, s.part.data());
         for (int64_t r = r0; r < r1; ++r) {
           if (part >= plan.Parts(q_pos0 + r)) continue;
           for (int g = 0; g < group; ++g) {
             const int64_t qi = (r - r0) * group + g;
-            MergePartition(s.part.data() + qi * (hd + 2), hd, part == 0, s.acc.data() + qi * (hd + 2));
+            MergePartition(s.part.data() + qi * state, hd, part == 0, s.acc.data() + qi * state);
           }
         }
       }
       for (int64_t r = r0; r < r1; ++r) {
         for (int g = 0; g < group; ++g) {
           const int64_t qi = (r - r0) * group + g;
-          Finish(s.acc.data() + qi * (hd + 2), hd, out + (r * p.n_heads + kvh * group + g) * hd);
+          Finish(s.acc.data() + qi * state, hd, out + (r * p.n_heads + kvh * group + g) * hd);
         }
       }
     });
     return;
   }
 
-  // Split-KV (decode, short verification batches): one task per (row, kv head,
-  // partition), then a fixed-order merge per (row, head).
-  std::vector<float> parts(static_cast<size_t>(n_rows) * p.n_heads * max_parts * (hd + 2));
+  // Split-KV (decode, short verification batches): one task per (row block,
+  // partition, kv head), then a fixed-order merge per (row, head). KV heads
+  // vary fastest: a task reads only its head's 256-512 B of each token row,
+  // and the tasks of one partition run close together, so the rest of each
+  // row the hardware fetched along is still in the cache for them.
+  std::vector<float> parts(static_cast<size_t>(n_rows) * p.n_heads * max_parts * state);
   auto part_ptr = [&](int64_t r, int64_t h, int64_t part) {
-    return parts.data() + ((r * p.n_heads + h) * max_parts + part) * (hd + 2);
+    return parts.data() + ((r * p.n_heads + h) * max_parts + part) * state;
   };
-  const int64_t split_tasks = n_rows * p.n_kv_heads * max_parts;
+  const int64_t split_tasks = row_blocks * p.n_kv_heads * max_parts;
   pool.Run(split_tasks, [&](int64_t task, int) {
-    const int64_t part = task % max_parts;
-    const int kvh = static_cast<int>(task / max_parts % p.n_kv_heads);
-    const int64_t r = task / max_parts / p.n_kv_heads;
-    if (part >= plan.Parts(q_pos0 + r)) return;
+    const int kvh = static_cast<int>(task % p.n_kv_heads);
+    const int64_t part = task / p.n_kv_heads % max_parts;
+    const int64_t r0 = task / p.n_kv_heads / max_parts * rows_per_task;
+    const int64_t r1 = std::min(r0 + rows_per_task, n_rows);
+    if (part >= plan.Parts(q_pos0 + r1 - 1)) return;
     Scratch& s = ThreadScratch();
-    PrepareScratch(plan, group, s);
-    LoadQueries(plan, kvh, r, r + 1, s.q.data());
-    RunPartition(plan, kvh, r, r + 1, part, s, s.part.data());
-    for (int g = 0; g < group; ++g) {
-      std::copy(s.part.data() + g * (hd + 2), s.part.data() + (g + 1) * (hd + 2), part_ptr(r, kvh * group + g, part));
+    PrepareScratch(plan, (r1 - r0) * group, s);
+    LoadQueries(plan, kvh, r0, r1, s.q.data());
+    RunPartitionAnyType(plan, kvh, r0, r1, part, s, s.part.data());
+    for (int64_t r = r0; r < r1; ++r) {
+      if (part >= plan.Parts(q_pos0 + r)) continue;
+      for (int g = 0; g < group; ++g) {
+        const float* st = s.part.data() + ((r - r0) * group + g) * state;
+        std::copy(st, st + state, part_ptr(r, kvh * group + g, part));
+      }
     }
   });
   pool.Run(n_rows * p.n_heads, [&](int64_t task, int) {
     const int64_t r = task / p.n_heads;
     const int64_t h = task % p.n_heads;
     Scratch& s = ThreadScratch();
-    Scratch::Ensure(s.acc, hd + 2);
+    Scratch::Ensure(s.acc, state);
     for (int64_t part = 0; part < plan.Parts(q_pos0 + r); ++part) {
       MergePartition(part_ptr(r, h, part), hd, part == 0, s.acc.data());
     }

@@ -2,20 +2,45 @@
 // softmax (flash-style), GQA, and deterministic split-KV for decode.
 //
 // EXACTNESS. The output of a query row at absolute position p depends only on
-// (q row, K/V of positions [0, p], block_tokens): keys are visited in tiles =
-// KV blocks (aligned to absolute positions), tiles are grouped into fixed
-// partitions of kAttentionPartitionTokens absolute positions, each partition
-// is reduced with the online softmax in tile order, and partitions are merged
-// left to right with one fixed formula. Whether the partitions are computed by
-// one thread (prefill) or by different threads (split-KV decode), and however
-// a prompt is split into calls (one-shot, chunked, token by token, speculative
-// verification), a row's bits are the same. Tested bit-for-bit.
+// (q row, K/V of positions [0, p], block_tokens, SIMD target): keys are
+// visited in tiles = KV blocks (aligned to absolute positions), tiles are
+// grouped into fixed partitions of kAttentionPartitionTokens absolute
+// positions, each partition is reduced with the online softmax in tile order,
+// and partitions are merged left to right with one fixed formula. Whether the
+// partitions are computed by one thread (prefill) or by different threads
+// (split-KV decode), and however a prompt is split into calls (one-shot,
+// chunked, token by token, speculative verification), a row's bits are the
+// same. Tested bit-for-bit (tests/kernels/attention_*_test.cc).
 //
-// Work split: tasks are (kv_head, block of up to 8 rows), each processing the
-// `n_heads / n_kv_heads` query heads of its KV head together so every K/V
-// tile is converted to F32 once per task; when there are fewer such tasks than
-// threads and the context spans several partitions, tasks become
-// (row, kv_head, partition) and a second pass merges the partitions.
+// Canonical arithmetic (attention.cc has the formulas), per (query, key) and
+// per output element, never per micro-tile:
+//   score  q.k: q pre-multiplied by scale (one rounding per element); lane i
+//          of one vector accumulator is the FMA chain over d = i, i + N, ...
+//          ascending (N = lanes of the target), the lanes are summed by one
+//          fixed tree, then a scalar FMA chain over the head_dim % N tail.
+//   tile   m' = max(m, max s), rho = exp(m - m'), p = exp(s - m'),
+//          l = rho l + (lane-wise sum of p, then one fixed tree),
+//          o = rho o, then o = fma(p_j, v_j, o) for j ascending, per element.
+//   merge  partitions left to right: M = max, a = exp(M_old - M),
+//          b = exp(m - M), L = a L + b l, O = fma(a, O, b o); out = O / L.
+// The micro-tiles (scores: 4/2/1 queries x 2/4/8 keys; P.V: 4/2/1 queries x
+// 2/4/8 vectors of columns, over 32-key passes) only decide which pairs share
+// a loaded K/V vector; every pair keeps its own accumulator and order.
+//
+// Work split (never changes a row's bits): prefill tasks are (kv_head, block
+// of rows with at least 8 rows and 32 queries), each processing the
+// `n_heads / n_kv_heads` query heads of its KV head together so each K/V row
+// is read once per task for all its queries, walking the partitions in order.
+// A single row block over several partitions (decode, speculative
+// verification) or too few tasks for the threads switches to split-KV: tasks
+// (row block, partition, kv_head), kv_head fastest, then a second pass
+// merges each (row, head)'s partitions. A task reads only its head's slice of
+// each `[token][kv_head][head_dim]` row; running a partition's heads close
+// together lets them share the lines the hardware fetched for whole rows.
+// Decode at 4k/16k: 3/9 partitions x 2 (Qwen3.5-0.8B) or x 8 (Qwen3-0.6B)
+// KV heads, handed out dynamically: equal work on 2 threads.
+// While a tile's scores are computed, its V rows and the next tile's K rows
+// are prefetched.
 #pragma once
 
 #include <cstdint>

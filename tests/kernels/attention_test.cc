@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/aligned_buffer.h"
+#include "attention_test_util.h"
 #include "core/thread_pool.h"
 #include "kernels/kv_write.h"
 #include "kernels/ref/attention_ref.h"
@@ -15,47 +15,8 @@
 namespace cairn::kernels {
 namespace {
 
-// A sequence's KV for one layer in paged blocks, filled with random rows.
-struct PagedKv {
-  PagedKv(DType dtype, int block_tokens, int n_kv_heads, int head_dim, int64_t n_tokens, uint32_t seed) {
-    view.dtype = dtype;
-    view.block_tokens = block_tokens;
-    view.n_kv_heads = n_kv_heads;
-    view.head_dim = head_dim;
-    view.n_tokens = n_tokens;
-    const int64_t n_blocks = (n_tokens + block_tokens - 1) / block_tokens;
-    const size_t slab_bytes = static_cast<size_t>(block_tokens) * n_kv_heads * head_dim * 2;
-    for (int64_t b = 0; b < 2 * n_blocks; ++b) slabs.emplace_back(slab_bytes);
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      k_ptrs.push_back(slabs[2 * b].data());
-      v_ptrs.push_back(slabs[2 * b + 1].data());
-    }
-    view.k_blocks = k_ptrs.data();
-    view.v_blocks = v_ptrs.data();
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> row(static_cast<size_t>(n_kv_heads) * head_dim);
-    for (int64_t pos = 0; pos < n_tokens; ++pos) {
-      const int t = static_cast<int>(pos % block_tokens);
-      for (float& x : row) x = dist(rng) * 2.0f;   // keys: scores up to ~|q||k|
-      StoreKvToken(dtype, n_kv_heads, head_dim, row.data(), slabs[2 * (pos / block_tokens)].data(), t);
-      for (float& x : row) x = dist(rng);
-      StoreKvToken(dtype, n_kv_heads, head_dim, row.data(), slabs[2 * (pos / block_tokens) + 1].data(), t);
-    }
-  }
-  std::vector<AlignedBuffer<uint8_t>> slabs;
-  std::vector<const uint8_t*> k_ptrs, v_ptrs;
-  KvView view;
-};
-
-AttentionParams Params(int n_heads, int n_kv_heads, int hd) {
-  AttentionParams p;
-  p.n_heads = n_heads;
-  p.n_kv_heads = n_kv_heads;
-  p.head_dim = hd;
-  p.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  return p;
-}
+using test::PagedKv;
+using test::Params;
 
 TEST(KvWriteTest, RoundTripsRoundToNearestEven) {
   const std::vector<float> x = {1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, -2.5f, 65504.0f, 1e-8f};

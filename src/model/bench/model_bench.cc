@@ -1,6 +1,7 @@
 #include "model/bench/model_bench.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <utility>
 
@@ -58,6 +59,37 @@ void Prefill(const Model& model, SequenceState& state, std::span<const int32_t> 
   request.chunk_tokens = chunk_tokens;
   ForwardResult result;
   model.Forward(state, request, &result, pool);
+}
+
+// DepthFill::kCopy: extends `state` from n0 = state.n_tokens() to `depth`
+// positions, every attention layer: position p >= n0 gets the K/V rows of
+// position p mod (B * full_blocks), i.e. the written whole blocks are cycled
+// through, into freshly allocated blocks (real memory, as a prefill would
+// use). Recurrent state is left as the prefill left it.
+void ReplicateKv(SequenceState& state, int64_t depth) {
+  const KvLayout& layout = state.kv_layout();
+  const int64_t B = layout.block_tokens;
+  const int64_t n0 = state.n_tokens();
+  const int64_t full_blocks = n0 / B;
+  if (full_blocks < 1) Fail("--depth-fill copy needs at least {} prefilled tokens (got {})", B, n0);
+  const size_t row_bytes = static_cast<size_t>(layout.n_kv_heads) * layout.head_dim * layout.ElemBytes();
+  for (int64_t pos = n0; pos < depth;) {
+    const int64_t block = pos / B;
+    const int64_t t0 = pos % B;
+    const int64_t t1 = std::min(B, depth - block * B);
+    // Written positions [0, n0) include whole blocks [0, full_blocks); block
+    // `block` takes its rows from block (block mod full_blocks), same offsets.
+    const KvBlock& src = *state.blocks()[static_cast<size_t>(block % full_blocks)];
+    KvBlock& dst = state.WritableBlock(block);
+    for (int layer = 0; layer < layout.n_attn_layers; ++layer) {
+      for (int kv = 0; kv < 2; ++kv) {
+        std::memcpy(dst.Slab(layer, kv) + t0 * row_bytes, src.Slab(layer, kv) + t0 * row_bytes,
+                    static_cast<size_t>(t1 - t0) * row_bytes);
+      }
+    }
+    pos = block * B + t1;
+  }
+  state.Advance(depth - n0);
 }
 
 }  // namespace
@@ -129,6 +161,7 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
 
   BenchResult out;
   std::unique_ptr<SequenceState> running = model.NewState();  // continued from depth to depth
+  int64_t real_tokens = 0;   // leading positions of `running` computed by a real prefill
   for (const auto& [length, kind] : events) {
     if (kind == 0) {
       if (options.on_phase) options.on_phase("prefill", length);
@@ -137,13 +170,24 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
       PhaseClock clock;
       Prefill(model, *state, tokens, options.chunk_tokens, pool);
       out.prefill.push_back(PrefillResult{length, clock.Finish(length, threads)});
-      if (length <= max_depth && length > running->n_tokens()) running = std::move(state);
+      if (length <= max_depth && length > running->n_tokens()) {
+        running = std::move(state);
+        real_tokens = length;
+      }
       continue;
     }
-    if (running->n_tokens() < length) {
-      if (options.on_phase) options.on_phase("prefill to depth (untimed)", length);
-      const std::vector<int32_t> tokens = RandomTokens(rng, length - running->n_tokens(), n_vocab);
+    // Real prefill up to `prefill_to`; the rest (kCopy) by replicating KV.
+    const int64_t prefill_to =
+        options.depth_fill == DepthFill::kCopy ? std::min(length, options.fill_prompt_tokens) : length;
+    if (running->n_tokens() < prefill_to) {
+      if (options.on_phase) options.on_phase("prefill to depth (untimed)", prefill_to);
+      const std::vector<int32_t> tokens = RandomTokens(rng, prefill_to - running->n_tokens(), n_vocab);
       Prefill(model, *running, tokens, options.chunk_tokens, pool);
+      real_tokens = running->n_tokens();
+    }
+    if (running->n_tokens() < length) {
+      if (options.on_phase) options.on_phase("replicate KV to depth (untimed)", length);
+      ReplicateKv(*running, length);
     }
     if (options.on_phase) options.on_phase("decode", length);
     const StateSnapshot at_depth = running->Snapshot();
@@ -161,6 +205,7 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
     }
     DecodeResult r;
     r.depth = length;
+    r.prefilled = std::min(real_tokens, length);
     r.bytes_per_token = decode_bytes.Total(length);
     r.timing = clock.Finish(options.decode_tokens, threads);
     r.timing.best_step_s = best_step;

@@ -7,6 +7,13 @@
 // Decode at depth D: a state prefilled (untimed) to D tokens, then
 // decode_tokens steps of one token with greedy (argmax) feedback; the state is
 // restored to depth D afterwards so deeper depths continue from it.
+// With DepthFill::kCopy the state is prefilled (really) to only
+// min(D, fill_prompt_tokens) tokens and its KV blocks are then replicated
+// up to D, the recurrent state kept as the prefill left it: a decode step
+// reads and computes exactly as much at depth D whatever the cached values
+// are, so decode timing is unchanged while a 16k-token prefill of a dense
+// model (minutes on 2 cores) is skipped. The cached values are then not
+// those of any real prompt: use it for timing only.
 //
 // Every phase records wall seconds and process CPU seconds / threads (the wall
 // time the phase would take with `threads` uncontended cores; pool spin-waits
@@ -23,11 +30,16 @@
 
 namespace cairn::model::bench {
 
+// How a decode depth is reached (see the file comment).
+enum class DepthFill { kPrefill, kCopy };
+
 struct BenchOptions {
   std::vector<int64_t> prompt_tokens = {512};
   std::vector<int64_t> depths = {0};
   int64_t decode_tokens = 32;
   int64_t chunk_tokens = 256;   // ForwardRequest::chunk_tokens for prefill
+  DepthFill depth_fill = DepthFill::kPrefill;
+  int64_t fill_prompt_tokens = 1024;   // kCopy: tokens really prefilled (>= one KV block)
   bool profile = false;
   uint64_t seed = 1;
   // Called with a short line before each phase starts (progress on stderr).
@@ -71,6 +83,7 @@ struct PrefillResult {
 
 struct DecodeResult {
   int64_t depth = 0;
+  int64_t prefilled = 0;        // tokens of the depth really prefilled (< depth: KV replicated)
   size_t bytes_per_token = 0;
   PhaseTiming timing;
 };
