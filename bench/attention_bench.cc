@@ -50,9 +50,9 @@ struct Kv {
     std::vector<float> row(static_cast<size_t>(s.kv_heads) * s.head_dim);
     for (int t = 0; t < kBlock; ++t) {
       for (float& x : row) x = dist(rng);
-      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, row.data(), k_src.data(), t);
+      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, kBlock, row.data(), k_src.data(), t);
       for (float& x : row) x = dist(rng);
-      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, row.data(), v_src.data(), t);
+      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, kBlock, row.data(), v_src.data(), t);
     }
     ptrs.resize(static_cast<size_t>(layers) * 2 * blocks);
     for (int l = 0; l < layers; ++l) {

@@ -410,7 +410,7 @@ void RunPartition(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t par
   for (int64_t ts = part_begin; ts < part_end; ts += bt) {
     const int64_t te = std::min(ts + bt, part_end);
     const int64_t block = ts / bt;
-    const int64_t first = ((ts - block * bt) * kv.n_kv_heads + kvh) * hd;   // element offset in the slab
+    const int64_t first = (kvh * bt + (ts - block * bt)) * hd;   // element offset in the head-major slab
     const KvT* k0 = reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
     const KvT* v0 = reinterpret_cast<const KvT*>(kv.v_blocks[block]) + first;
     const int64_t r_lo = std::max(r0, ts - plan.q_pos0);   // rows before ts do not see the tile
@@ -421,7 +421,7 @@ void RunPartition(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t par
     prefetch.stride = plan.kv_row_stride * static_cast<int64_t>(sizeof(KvT));
     prefetch.row = hd * static_cast<int64_t>(sizeof(KvT));
     if (te < plan.q_pos0 + r1 && te % bt == 0) {   // the next tile is read by this task
-      prefetch.k_next = kv.k_blocks[block + 1] + kvh * prefetch.row;
+      prefetch.k_next = kv.k_blocks[block + 1] + kvh * bt * prefetch.row;
       prefetch.n_next = std::min(bt, plan.q_pos0 + r1 - te);
     }
     Scores(s.q.data() + q_lo * hd, (r1 - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
@@ -520,7 +520,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
   plan.q_row_stride = p.q_row_stride ? p.q_row_stride : static_cast<int64_t>(p.n_heads) * p.head_dim;
   plan.group = p.n_heads / p.n_kv_heads;
   plan.part_tokens = (kAttentionPartitionTokens + kv.block_tokens - 1) / kv.block_tokens * kv.block_tokens;
-  plan.kv_row_stride = static_cast<int64_t>(kv.n_kv_heads) * kv.head_dim;
+  plan.kv_row_stride = kv.head_dim;   // head-major slabs: one head's positions are contiguous
   // A tile's scores plus the slack a key micro-tile or a vector may run past
   // its end, rounded to 16 floats (64 bytes).
   plan.s_stride = (kv.block_tokens + kAccumulators + static_cast<int64_t>(hn::Lanes(DF())) + 15) / 16 * 16;

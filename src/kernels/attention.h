@@ -62,7 +62,8 @@ struct KvView {
   int block_tokens = 64;
   int n_kv_heads = 0;
   int head_dim = 0;
-  // [ceil(n_tokens / block_tokens)] slabs, each [block_tokens][n_kv_heads][head_dim]:
+  // [ceil(n_tokens / block_tokens)] slabs, each head-major [n_kv_heads][block_tokens][head_dim]
+  // (one head's positions contiguous, kernels/kv_write.h):
   // k_blocks[i] = KvBlock::Slab(layer, 0) of the block holding positions
   // [i * block_tokens, (i + 1) * block_tokens); v_blocks likewise (Slab(layer, 1)).
   const uint8_t* const* k_blocks = nullptr;

@@ -12,13 +12,14 @@
 namespace cairn::kernels {
 
 // src: [n_kv_heads][head_dim] F32. slab: one layer's K (or V) slab of a block,
-// [block_tokens][n_kv_heads][head_dim] of dtype (kF16 or kBF16). Writes the
-// row of `token_in_block` (= position % block_tokens).
-void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, const float* src, uint8_t* slab,
+// head-major [n_kv_heads][block_tokens][head_dim] of dtype (kF16 or kBF16),
+// so one head's positions are contiguous for attention. Writes the rows of
+// `token_in_block` (= position % block_tokens).
+void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const float* src, uint8_t* slab,
                   int token_in_block);
 
-// Inverse, for tests and debugging: slab row -> F32 [n_kv_heads][head_dim].
-void LoadKvToken(DType dtype, int n_kv_heads, int head_dim, const uint8_t* slab, int token_in_block,
-                 float* dst);
+// Inverse, for tests and debugging: slab rows -> F32 [n_kv_heads][head_dim].
+void LoadKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const uint8_t* slab,
+                 int token_in_block, float* dst);
 
 }  // namespace cairn::kernels

@@ -74,9 +74,9 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
     prof::Scope scope(prof::kOther);  // KV append
     const int64_t pos = c.p0 + i;
     KvBlock& block = st.WritableBlock(pos / B);
-    kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, k + i * kv_rows, block.Slab(attn_layer, 0),
+    kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, B, k + i * kv_rows, block.Slab(attn_layer, 0),
                           static_cast<int>(pos % B));
-    kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, v + i * kv_rows, block.Slab(attn_layer, 1),
+    kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, B, v + i * kv_rows, block.Slab(attn_layer, 1),
                           static_cast<int>(pos % B));
   }
   const int64_t n_kv = c.p0 + n;

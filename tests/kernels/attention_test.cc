@@ -22,9 +22,9 @@ TEST(KvWriteTest, RoundTripsRoundToNearestEven) {
   const std::vector<float> x = {1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, -2.5f, 65504.0f, 1e-8f};
   std::vector<uint8_t> slab(4 * 6 * 2);
   for (DType dt : {DType::kF16, DType::kBF16}) {
-    StoreKvToken(dt, 2, 3, x.data(), slab.data(), 2);
+    StoreKvToken(dt, 2, 3, 4, x.data(), slab.data(), 2);
     std::vector<float> y(6);
-    LoadKvToken(dt, 2, 3, slab.data(), 2, y.data());
+    LoadKvToken(dt, 2, 3, 4, slab.data(), 2, y.data());
     EXPECT_EQ(y[0], 1.0f);
     EXPECT_EQ(y[3], -2.5f);
     if (dt == DType::kF16) {

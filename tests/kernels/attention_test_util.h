@@ -37,9 +37,10 @@ struct PagedKv {
     for (int64_t pos = 0; pos < n_tokens; ++pos) {
       const int t = static_cast<int>(pos % block_tokens);
       for (float& x : row) x = dist(rng) * 2.0f;
-      StoreKvToken(dtype, n_kv_heads, head_dim, row.data(), slabs[2 * (pos / block_tokens)].data(), t);
+      StoreKvToken(dtype, n_kv_heads, head_dim, block_tokens, row.data(), slabs[2 * (pos / block_tokens)].data(), t);
       for (float& x : row) x = dist(rng);
-      StoreKvToken(dtype, n_kv_heads, head_dim, row.data(), slabs[2 * (pos / block_tokens) + 1].data(), t);
+      StoreKvToken(dtype, n_kv_heads, head_dim, block_tokens, row.data(), slabs[2 * (pos / block_tokens) + 1].data(),
+                   t);
     }
   }
   std::vector<AlignedBuffer<uint8_t>> slabs;

@@ -142,14 +142,18 @@ TEST(DrafterState, MtpRefillsAcceptedPositionsFromTargetHidden) {
 bool SameKvRows(const model::SequenceState& a, const model::SequenceState& b) {
   if (a.n_tokens() != b.n_tokens()) return false;
   const KvLayout& layout = a.kv_layout();
-  const size_t row_bytes = static_cast<size_t>(layout.n_kv_heads) * layout.head_dim * layout.ElemBytes();
+  const size_t row_bytes = static_cast<size_t>(layout.head_dim) * layout.ElemBytes();
+  const size_t head_bytes = static_cast<size_t>(layout.block_tokens) * row_bytes;  // head-major slabs
   for (int64_t t0 = 0; t0 < a.n_tokens(); t0 += layout.block_tokens) {
     const size_t block = static_cast<size_t>(t0 / layout.block_tokens);
     const size_t rows = static_cast<size_t>(std::min<int64_t>(layout.block_tokens, a.n_tokens() - t0));
     for (int layer = 0; layer < layout.n_attn_layers; ++layer) {
       for (int kv = 0; kv < 2; ++kv) {
-        if (std::memcmp(a.blocks()[block]->Slab(layer, kv), b.blocks()[block]->Slab(layer, kv), rows * row_bytes) != 0) {
-          return false;
+        for (int h = 0; h < layout.n_kv_heads; ++h) {
+          if (std::memcmp(a.blocks()[block]->Slab(layer, kv) + h * head_bytes,
+                          b.blocks()[block]->Slab(layer, kv) + h * head_bytes, rows * row_bytes) != 0) {
+            return false;
+          }
         }
       }
     }

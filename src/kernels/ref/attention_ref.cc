@@ -12,7 +12,8 @@ namespace {
 double KvValue(const KvView& kv, const uint8_t* const* blocks, int64_t pos, int kvh, int i) {
   const uint8_t* slab = blocks[pos / kv.block_tokens];
   const int64_t t = pos % kv.block_tokens;
-  const uint16_t h = reinterpret_cast<const uint16_t*>(slab)[(t * kv.n_kv_heads + kvh) * kv.head_dim + i];
+  // Head-major slab: [kv_head][block_tokens][head_dim].
+  const uint16_t h = reinterpret_cast<const uint16_t*>(slab)[(kvh * kv.block_tokens + t) * kv.head_dim + i];
   return kv.dtype == DType::kF16 ? F16ToF32(h) : Bf16ToF32(h);
 }
 

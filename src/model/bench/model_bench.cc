@@ -72,7 +72,9 @@ void ReplicateKv(SequenceState& state, int64_t depth) {
   const int64_t n0 = state.n_tokens();
   const int64_t full_blocks = n0 / B;
   if (full_blocks < 1) Fail("--depth-fill copy needs at least {} prefilled tokens (got {})", B, n0);
-  const size_t row_bytes = static_cast<size_t>(layout.n_kv_heads) * layout.head_dim * layout.ElemBytes();
+  // Slabs are head-major ([kv_head][block_tokens][head_dim]): copy each head's run.
+  const size_t row_bytes = static_cast<size_t>(layout.head_dim) * layout.ElemBytes();
+  const size_t head_bytes = static_cast<size_t>(B) * row_bytes;
   for (int64_t pos = n0; pos < depth;) {
     const int64_t block = pos / B;
     const int64_t t0 = pos % B;
@@ -83,8 +85,10 @@ void ReplicateKv(SequenceState& state, int64_t depth) {
     KvBlock& dst = state.WritableBlock(block);
     for (int layer = 0; layer < layout.n_attn_layers; ++layer) {
       for (int kv = 0; kv < 2; ++kv) {
-        std::memcpy(dst.Slab(layer, kv) + t0 * row_bytes, src.Slab(layer, kv) + t0 * row_bytes,
-                    static_cast<size_t>(t1 - t0) * row_bytes);
+        for (int h = 0; h < layout.n_kv_heads; ++h) {
+          std::memcpy(dst.Slab(layer, kv) + h * head_bytes + t0 * row_bytes,
+                      src.Slab(layer, kv) + h * head_bytes + t0 * row_bytes, static_cast<size_t>(t1 - t0) * row_bytes);
+        }
       }
     }
     pos = block * B + t1;
