@@ -53,6 +53,22 @@ float MaxAbsError(const float* got, const float* want, size_t n) {
   return e;
 }
 
+// All `rows` rows in one call on one thread, checked against the reference
+// `want` (first mismatch reported); updates *max_err and returns the rows.
+std::vector<float> RunAllChecked(const AttentionParams& p, const std::vector<float>& q, int64_t q_row, int64_t rows,
+                                 int64_t pos0, const KvView& kv, const std::vector<float>& want, float* max_err) {
+  ThreadPool pool1(1);
+  std::vector<float> all = RunRows(p, q, q_row, 0, rows, pos0, kv, pool1);
+  *max_err = std::max(*max_err, MaxAbsError(all.data(), want.data(), all.size()));
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!(std::fabs(all[i] - want[i]) <= kTolerance)) {
+      ADD_FAILURE() << "output " << i << ": " << all[i] << " vs reference " << want[i];
+      break;
+    }
+  }
+  return all;
+}
+
 // Rows 1..17 at positions that cross a 16-token block boundary, for head
 // dims 64/128/256 and 40/36 (vector and scalar tails of the P.V and score
 // loops), groups 1/2/4/8, F16 and BF16, 1/2 threads: every call matches the
@@ -76,12 +92,9 @@ TEST(AttentionTilesTest, EveryRowCountGroupAndHeadDim) {
         std::vector<float> want(q.size());
         ref::Attention(p, q.data(), max_rows, pos0, kv.view, want.data());
         test::ForEachTarget([&] {
-          ThreadPool pool1(1);
-          const std::vector<float> all = RunRows(p, q, q_row, 0, max_rows, pos0, kv.view, pool1);
-          max_err = std::max(max_err, MaxAbsError(all.data(), want.data(), all.size()));
-          for (size_t i = 0; i < all.size(); ++i) {
-            ASSERT_NEAR(all[i], want[i], kTolerance) << "hd " << hd << " group " << group << " at " << i;
-          }
+          SCOPED_TRACE(testing::Message() << "hd " << hd << " group " << group);
+          const std::vector<float> all = RunAllChecked(p, q, q_row, max_rows, pos0, kv.view, want, &max_err);
+          if (testing::Test::HasFailure()) return;
           for (int threads : {1, 2}) {
             ThreadPool pool(threads);
             for (int64_t first = 0; first < max_rows; first += 5) {
@@ -131,10 +144,8 @@ TEST(AttentionTilesTest, RowsCrossingPartitions) {
     std::vector<float> want(q.size());
     ref::Attention(p, q.data(), max_rows, pos0, kv.view, want.data());
     test::ForEachTarget([&] {
-      ThreadPool pool1(1);
-      const std::vector<float> all = RunRows(p, q, q_row, 0, max_rows, pos0, kv.view, pool1);
-      max_err = std::max(max_err, MaxAbsError(all.data(), want.data(), all.size()));
-      for (size_t i = 0; i < all.size(); ++i) ASSERT_NEAR(all[i], want[i], kTolerance) << i;
+      const std::vector<float> all = RunAllChecked(p, q, q_row, max_rows, pos0, kv.view, want, &max_err);
+      if (testing::Test::HasFailure()) return;
       for (int threads : {2, 4}) {
         ThreadPool pool(threads);
         for (int64_t first : {int64_t{0}, int64_t{8}, int64_t{9}}) {
