@@ -51,18 +51,17 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
     std::memcpy(verify->conv_inputs[rec_layer].data() + verify_offset * conv_dim, conv_in, n * conv_dim * sizeof(float));
   }
 
-  // Segments [seg[i], seg[i + 1]) end at the chunk's checkpoint marks.
-  std::vector<int64_t> seg;
-  seg.reserve(c.marks.size() + 2);
-  seg.push_back(0);
-  for (const int64_t m : c.marks) seg.push_back(m);
-  seg.push_back(n);
+  // Segment i is [begin(i), end(i)): the chunk cut at its checkpoint marks
+  // (one segment, the whole chunk, when there are none: decode).
+  const size_t segments = c.marks.size() + 1;
+  auto seg_begin = [&](size_t i) { return i == 0 ? int64_t{0} : c.marks[i - 1]; };
+  auto seg_end = [&](size_t i) { return i < c.marks.size() ? c.marks[i] : n; };
   const size_t layer_floats = st.conv_floats_per_layer() + st.ssm_floats_per_layer();
   {
     prof::Scope scope(prof::kConv);
-    for (size_t i = 0; i + 1 < seg.size(); ++i) {
-      const int64_t s0 = seg[i];
-      kernels::CausalConv1d(conv_in + s0 * conv_dim, conv_dim, seg[i + 1] - s0, conv_dim, cfg.ssm_conv_kernel, g.conv,
+    for (size_t i = 0; i < segments; ++i) {
+      const int64_t s0 = seg_begin(i);
+      kernels::CausalConv1d(conv_in + s0 * conv_dim, conv_dim, seg_end(i) - s0, conv_dim, cfg.ssm_conv_kernel, g.conv,
                            st.ConvState(rec_layer), /*apply_silu=*/true, qkv + s0 * conv_dim, conv_dim);
       if (i < c.marks.size()) {
         std::memcpy(c.mark_states[i] + rec_layer * layer_floats, st.ConvState(rec_layer),
@@ -100,15 +99,15 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
   }
   {
     prof::Scope scope(prof::kRecurrence);
-    for (size_t i = 0; i + 1 < seg.size(); ++i) {
-      const int64_t s0 = seg[i];
+    for (size_t i = 0; i < segments; ++i) {
+      const int64_t s0 = seg_begin(i);
       kernels::GatedDeltaInputs part = in;
       part.q += s0 * in.q_stride;
       part.k += s0 * in.k_stride;
       part.v += s0 * in.v_stride;
       part.g += s0 * hv;
       part.beta += s0 * hv;
-      kernels::GatedDeltaRecurrent(shape, part, seg[i + 1] - s0, st.SsmState(rec_layer), core + s0 * inner, inner,
+      kernels::GatedDeltaRecurrent(shape, part, seg_end(i) - s0, st.SsmState(rec_layer), core + s0 * inner, inner,
                                    *c.pool);
       if (i < c.marks.size()) {
         std::memcpy(c.mark_states[i] + rec_layer * layer_floats + st.conv_floats_per_layer(), st.SsmState(rec_layer),

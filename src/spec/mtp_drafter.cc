@@ -19,6 +19,12 @@ void MtpDrafter::QueueRows(std::span<const float> hidden, std::span<const int32_
   backlog_tokens_.insert(backlog_tokens_.end(), next_tokens.begin(), next_tokens.end());
 }
 
+void MtpDrafter::DropChainedRows() {
+  // Chained (speculative) rows follow base_; the target-built rows stay.
+  if (proposed_) state_->RewindKv(base_);
+  proposed_ = false;
+}
+
 void MtpDrafter::Begin(std::span<const int32_t> fed, std::span<const float> fed_hidden, int32_t pending) {
   if (fed_hidden.size() % static_cast<size_t>(n_embd_) != 0 ||
       fed_hidden.size() / static_cast<size_t>(n_embd_) > fed.size()) {
@@ -26,9 +32,7 @@ void MtpDrafter::Begin(std::span<const int32_t> fed, std::span<const float> fed_
   }
   const int64_t rows = static_cast<int64_t>(fed_hidden.size()) / n_embd_;
   const int64_t hidden_from = static_cast<int64_t>(fed.size()) - rows;
-  // Drop chained rows a previous request left (it can end after Propose).
-  if (proposed_) state_->RewindKv(base_);
-  proposed_ = false;
+  DropChainedRows();  // a previous request can end after Propose
   // Rows known: [0, base_) in the KV, [base_, base_ + backlog) queued.
   const int64_t known = base_ + static_cast<int64_t>(backlog_tokens_.size());
   int64_t keep = 0;
@@ -87,9 +91,7 @@ void MtpDrafter::Propose(int max_k, std::vector<sampling::DraftToken>* drafts) {
 void MtpDrafter::Accept(std::span<const int32_t> newly_fed, std::span<const float> newly_fed_hidden,
                         int32_t next_pending) {
   if (newly_fed.empty()) Fail("MtpDrafter::Accept: no fed tokens");
-  // Drop the chained (speculative) rows; the target rows stay.
-  if (proposed_) state_->RewindKv(base_);
-  proposed_ = false;
+  DropChainedRows();
   std::vector<int32_t> next(newly_fed.begin() + 1, newly_fed.end());
   next.push_back(next_pending);
   QueueRows(newly_fed_hidden, next);

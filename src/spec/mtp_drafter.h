@@ -55,6 +55,7 @@ class MtpDrafter : public Drafter {
 
  private:
   void QueueRows(std::span<const float> hidden, std::span<const int32_t> next_tokens);
+  void DropChainedRows();
 
   model::MtpHead head_;
   ThreadPool& pool_;
