@@ -4,7 +4,7 @@
 // positions, aligned to absolute positions: block i holds positions
 // [i * block_tokens, (i + 1) * block_tokens). One block holds those positions
 // for every attention layer:
-//   bytes = [attn_layer][K=0 | V=1][token_in_block][kv_head][head_dim] of `dtype`.
+//   bytes = [attn_layer][K=0 | V=1][kv_head][token_in_block][head_dim] of `dtype`.
 // A sequence's KV is a block table (vector of shared_ptr<KvBlock>). Blocks held
 // by the prefix cache are frozen (immutable); a sequence that must write into a
 // frozen block first copies it (copy-on-write), so restoring a cached prefix is
