@@ -274,15 +274,17 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   prefill.chunk_tokens = options_.prefill_chunk_tokens;
   prefill.all_hidden = want_prompt_hidden;  // the MTP drafter reads the suffix's hidden rows
   bool cancelled = false;
+  const Stopwatch prefill_clock;
   prefill.progress = [&](int64_t done, int64_t total) {
     (void)total;
+    result.prefill_trace.push_back({hit.reuse_tokens + done, prefill_clock.Seconds()});
     if (on_progress && !on_progress(hit.reuse_tokens + done, n_prompt)) cancelled = true;
     return !cancelled;
   };
   model::ForwardResult out;
-  const Stopwatch prefill_clock;
   model_->Forward(st, prefill, &out, *pool_);
   result.prefill_seconds = prefill_clock.Seconds();
+  result.prefill_trace.push_back({hit.reuse_tokens + out.n_processed, result.prefill_seconds});
 
   // Inserts what this request verified: prompt (+ generated tokens fed back).
   auto insert = [&](const std::vector<int32_t>& all_tokens) {

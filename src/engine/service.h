@@ -90,6 +90,15 @@ struct GenerationResult {
   bool report_token_ids = false;        // options.return_token_ids: put them in x_cairn
   double ttft_seconds = 0;          // request start (queue excluded) to first token
   double prefill_seconds = 0;
+  // Prefill progress: (prompt position reached, seconds since the prefill
+  // started) after every chunk, the last entry at the end of the prefill. A
+  // cold run's trace gives the time it spent on any span of the prompt (how
+  // bench/agent_replay.py prices a cache hit's suffix independently).
+  struct PrefillMark {
+    int64_t position = 0;
+    double seconds = 0;
+  };
+  std::vector<PrefillMark> prefill_trace;
   double decode_seconds = 0;
   double queue_seconds = 0;
   Json cache = Json::object();      // x_cairn.cache: kind, cached_tokens, common_prefix, reason...

@@ -73,6 +73,9 @@ Json XCairnJson(const engine::GenerationResult& result) {
             {"spec", result.spec}};
   if (fresh > 0 && result.prefill_seconds > 0) x["prefill_tokens_per_sec"] = Rate(fresh, result.prefill_seconds);
   if (result.report_token_ids) x["completion_token_ids"] = result.completion_ids;
+  Json trace = Json::array();
+  for (const auto& mark : result.prefill_trace) trace.push_back(Json::array({mark.position, mark.seconds}));
+  x["prefill_trace"] = std::move(trace);
   return x;
 }
 

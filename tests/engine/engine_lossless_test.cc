@@ -112,6 +112,40 @@ TEST_P(EngineLossless, MultiTurnHitWithSpeculationMatchesCold) {
   }
 }
 
+// x_cairn.prefill_trace: one (position, seconds) pair per prefill chunk,
+// starting after the cached prefix and ending at the prompt's end.
+void ExpectTraceCovers(const GenerationResult& r, int64_t chunk_tokens) {
+  ASSERT_FALSE(r.prefill_trace.empty());
+  int64_t position = r.cached_tokens;
+  double seconds = 0;
+  for (const auto& mark : r.prefill_trace) {
+    EXPECT_GT(mark.position, position);
+    EXPECT_LE(mark.position - position, chunk_tokens);
+    EXPECT_GE(mark.seconds, seconds);
+    position = mark.position;
+    seconds = mark.seconds;
+  }
+  EXPECT_EQ(r.prefill_trace.back().position, r.prompt_tokens);
+  EXPECT_DOUBLE_EQ(r.prefill_trace.back().seconds, r.prefill_seconds);
+}
+
+TEST(EnginePrefillTrace, ColdAndCachedRequestsTraceTheirSuffix) {
+  EngineOptions o;
+  o.model_path = test::TinyModelPath("qwen3", DType::kF32, false);
+  o.threads = 1;
+  o.cache_min_reuse = 8;
+  o.prefill_chunk_tokens = 16;
+  o.spec_mode = "baseline";
+  const std::unique_ptr<Engine> engine = Engine::Create(o);
+  const GenerationResult cold = Generate(*engine, Conversation(3), "baseline", true, 2);
+  ASSERT_GT(cold.prompt_tokens, 48);
+  ExpectTraceCovers(cold, 16);
+  EXPECT_GE(static_cast<int64_t>(cold.prefill_trace.size()), cold.prompt_tokens / 16);
+  const GenerationResult hit = Generate(*engine, Conversation(4), "baseline", true, 2);
+  ASSERT_GT(hit.cached_tokens, 0) << hit.cache.dump();
+  ExpectTraceCovers(hit, 16);
+}
+
 TEST_P(EngineLossless, StopStringInsideARoundEndsExactlyWhereBaselineEnds) {
   const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
   const Json messages = Conversation(1);

@@ -22,6 +22,7 @@ engine::GenerationResult SampleResult() {
   r.cached_tokens = 60;
   r.completion_tokens = 10;
   r.prefill_seconds = 0.5;
+  r.prefill_trace = {{80, 0.25}, {100, 0.5}};
   r.decode_seconds = 2.0;
   r.ttft_seconds = 0.6;
   r.queue_seconds = 0.1;
@@ -56,6 +57,7 @@ TEST(ResponseBuilder, ChatCompletion) {
   EXPECT_DOUBLE_EQ(x["queue_seconds"].get<double>(), 0.1);
   EXPECT_EQ(x["cache"]["kind"], "hit");
   EXPECT_EQ(x["spec"]["mode"], "lookup");
+  EXPECT_EQ(x["prefill_trace"], Json::parse("[[80, 0.25], [100, 0.5]]"));
   EXPECT_TRUE(ChatCompletionJson(Meta(), SampleResult(), false)["choices"][0]["logprobs"].is_null());
 }
 
