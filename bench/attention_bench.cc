@@ -105,6 +105,28 @@ BENCHMARK(BM_AttentionDecode)
     ->ArgsProduct({{0, 1}, {4096, 16384}, {1, 2}})
     ->UseRealTime();
 
+// Decode over one cache of `ctx` tokens, the same every iteration, so the KV
+// (8 MB for q35, 16 MB for q3 at 4096; L3 is 32 MB here) stays in the L3
+// cache: the kernel's compute rate, an upper bound for the from-memory rate
+// above. Args (shape, ctx, threads).
+void BM_AttentionDecodeHot(benchmark::State& state) {
+  const Shape& s = ShapeOf(state.range(0));
+  const int64_t ctx = state.range(1);
+  Kv kv(s, ctx, 1);
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
+  for (auto _ : state) Attention(Params(s), q.data(), 1, ctx - 1, kv.views[0], out.data(), pool);
+  state.SetLabel(NameOf(state.range(0)));
+  state.SetItemsProcessed(state.iterations());
+  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
+  state.counters["kv_GB/s"] =
+      benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_AttentionDecodeHot)
+    ->ArgNames({"shape", "ctx", "threads"})
+    ->ArgsProduct({{0, 1}, {4096}, {1, 2}})
+    ->UseRealTime();
+
 // Prefill chunk: args (shape, rows, start, threads); rows at positions
 // [start, start + rows), causal, one cache.
 void BM_AttentionPrefill(benchmark::State& state) {

@@ -34,13 +34,12 @@
 // A single row block over several partitions (decode, speculative
 // verification) or too few tasks for the threads switches to split-KV: tasks
 // (row block, partition, kv_head), kv_head fastest, then a second pass
-// merges each (row, head)'s partitions. A task reads only its head's slice of
-// each `[token][kv_head][head_dim]` row; running a partition's heads close
-// together lets them share the lines the hardware fetched for whole rows.
+// merges each (row, head)'s partitions. A task reads its head's contiguous
+// run of each head-major block slab (`[kv_head][token][head_dim]`).
 // Decode at 4k/16k: 3/9 partitions x 2 (Qwen3.5-0.8B) or x 8 (Qwen3-0.6B)
 // KV heads, handed out dynamically: equal work on 2 threads.
 // While a tile's scores are computed, its V rows and the next tile's K rows
-// are prefetched.
+// are software-prefetched (decode 1.3-2.6x faster with it on this VM).
 #pragma once
 
 #include <cstdint>
