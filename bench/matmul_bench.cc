@@ -2,13 +2,14 @@
 //
 //   build-mm/bench/matmul_bench [--benchmark_filter=...]
 //
-// (a) Decode, matrix-vector: Q8_0 and Q4_K matrices of 32..256 MB, 2 threads.
+// (a) Decode, matrix-vector: Q8_0 and Q4_K matrices of 32..256 MB, 2 threads
+//     (Q6_K, the K-quant models' output head: 64 MB).
 //     Counters: GB/s of weight bytes read, and "of_bw", the fraction of this
 //     machine's read bandwidth (measured at startup like bandwidth_bench:
 //     streaming sum over 512 MiB with 2 threads). BM_DecodeCompute runs the
 //     same kernel on one thread over a cache-resident matrix: the compute
 //     ceiling of the decode kernel per core (GB/s), to compare with the
-//     bandwidth per core.
+//     bandwidth per core (Q8_0 and every K-quant).
 // (b) Widths 1..512 on a 64 MB matrix: "vs_w1" = time per call / time at
 //     width 1 (speculative verification wants width 8 <= 2x width 1), and
 //     for width >= 64 "GMAC/s" and two fractions of peak on the threads used:
@@ -548,6 +549,11 @@ BENCHMARK_CAPTURE(BM_Decode, q4_K, DType::kQ4_K)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q6_K, DType::kQ6_K)
+    ->Arg(64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Width, q8_0, DType::kQ8_0)
     ->Arg(1)
     ->Arg(2)
@@ -585,6 +591,8 @@ BENCHMARK(BM_IssueRate<IssueOp::kMaddubsCvt>)->Iterations(1)->Name("BM_IssueRate
 #endif
 BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q5_K, DType::kQ5_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q6_K, DType::kQ6_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_VerifyCost, q8_0, DType::kQ8_0)
     ->Arg(2)
     ->Arg(4)

@@ -3,14 +3,19 @@
 // after gemm_q8-inl.h (uses its RefKernel).
 //
 // Per super-block the integer sums (sumi, summ of dot_ref.h) are exact, so
-// any SIMD grouping gives the same integers; the F32 FMAs per super-block are
-// the reference's, done for four activation rows at once in the even lanes of
-// a vector (lane-wise IEEE operations: identical to the scalar ones). x86
-// targets unpack the levels of one super-block once into eight 32-byte
-// registers and reuse them for up to 8 activation rows (maddubs: unsigned
-// levels x signed activations, then madd with the 16-bit sub-block scales);
-// the int32 partial sums of four activation rows share one horizontal
-// reduction. Other targets use the scalar reference.
+// any SIMD grouping gives the same integers; the F32 operations per
+// super-block are the reference's, in the reference's order. x86 targets:
+// * widths 2..8 unpack the levels of one super-block once into eight 32-byte
+//   registers and reuse them for every activation row (maddubs: unsigned
+//   levels x signed activations, then madd with the 16-bit sub-block
+//   scales); the int32 partial sums of four activation rows share one
+//   horizontal reduction and the FMAs run in the even lanes of one vector
+//   (lane-wise IEEE operations: identical to the scalar ones);
+// * width 1 (decode) streams the levels through two registers, reduces four
+//   super-blocks at once, forms their float factors with one vector multiply
+//   and runs the reference's FMAs one by one in lane 0 (StreamGroup /
+//   StreamGroupQ6).
+// Other targets use the scalar reference.
 #if defined(CAIRN_KERNELS_GEMM_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_KQUANT_INL_H_
 #undef CAIRN_KERNELS_GEMM_KQUANT_INL_H_
@@ -42,17 +47,44 @@ HWY_INLINE __m256i LoadBytes32(const void* p) { return _mm256_loadu_si256(static
 // for all of them; their integer sums are reduced four at a time.
 inline constexpr int kKQuantMaxActs = 8;
 
-// sum_j scales[j] * dot(q_j, x_j) over the eight 32-byte groups of a
-// super-block, as eight int32 lanes (exact); scales[j] holds the 16-bit
-// multiplier of each int16 pair lane of group j (read from L1, which keeps
-// the 16 ymm registers for the levels and the partial sums).
-HWY_INLINE __m256i ScaledDots(const __m256i q[8], const __m256i* scales, const int8_t* x) {
-  __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(q[0], LoadBytes32(x)), scales[0]);
-  for (int j = 1; j < 8; ++j) {
-    const __m256i p = _mm256_maddubs_epi16(q[j], LoadBytes32(x + 32 * j));
-    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, scales[j]));
+// Width 1 (decode): super-blocks per step. Their integer sums share one
+// horizontal reduction and their float factors one vector multiply; the
+// reference's FMAs then run in order in lane 0.
+inline constexpr int kStreamGroup = 4;
+
+// Width 1: weights are prefetched this many bytes ahead of the step being
+// computed (decode reads every weight byte once; about 1 KB ahead measured
+// best for Q8_0 and Q4_K: docs/kernels-matmul.md).
+inline constexpr int kStreamPrefetchBytes = 1152;
+
+// Prefetches the `bytes` bytes at p (one line per 64 bytes; p need not be
+// line-aligned: the next call covers a partial last line).
+HWY_INLINE void PrefetchBytes(const void* p, int bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
+}
+
+// Sum of the four int32x8 vectors v[0..3] (exact; a tree, not a chain).
+HWY_INLINE __m256i AddTree4(const __m256i v[4]) {
+  return _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3]));
+}
+
+// sum_j scale(j) * dot(q_j, x_j) over the eight 32-byte groups of a
+// super-block, as eight int32 lanes (exact). levels(g, &lo, &hi) gives the
+// unsigned levels of groups 2g and 2g + 1 (elements 64g .. 64g + 63);
+// scale(j) the 16-bit multiplier of each int16 pair lane of group j.
+template <class Levels, class Scale>
+HWY_INLINE __m256i ScaledDots(Levels levels, Scale scale, const int8_t* x) {
+  __m256i part[4];
+  for (int g = 0; g < 4; ++g) {
+    __m256i lo, hi;
+    levels(g, &lo, &hi);
+    const __m256i p_lo = _mm256_maddubs_epi16(lo, LoadBytes32(x + 64 * g));
+    const __m256i p_hi = _mm256_maddubs_epi16(hi, LoadBytes32(x + 64 * g + 32));
+    part[g] =
+        _mm256_add_epi32(_mm256_madd_epi16(p_lo, scale(2 * g)), _mm256_madd_epi16(p_hi, scale(2 * g + 1)));
   }
-  return sum;
+  return AddTree4(part);
 }
 
 // Reduces up to four pairs (a_t, b_t) of int32x8 vectors, given as
@@ -72,6 +104,60 @@ HWY_INLINE __m256 PairedActScales(const ActRow* acts, int n, int64_t i) {
   return _mm256_load_ps(dx);
 }
 
+// Width 1: the activation scales d[0 .. N) of N (<= 4) consecutive
+// super-blocks, lanes N..3 zero (no read past the row's N blocks).
+template <int N>
+HWY_INLINE __m128 LoadDecodeScales(const float* d) {
+  if constexpr (N == 4) {
+    return _mm_loadu_ps(d);
+  } else {
+    alignas(16) float v[4] = {};
+    for (int t = 0; t < N; ++t) v[t] = d[t];
+    return _mm_load_ps(v);
+  }
+}
+
+// v with its kBytes-byte lane kLane replaced by the kBytes bytes at p.
+template <int kLane, int kBytes>
+HWY_INLINE __m128i InsertField(__m128i v, const uint8_t* p) {
+  if constexpr (kBytes == 4) {
+    uint32_t field;
+    std::memcpy(&field, p, 4);
+    return _mm_insert_epi32(v, static_cast<int>(field), kLane);
+  } else {
+    static_assert(kBytes == 2);
+    return _mm_insert_epi16(v, LoadHalfBits(p), kLane);
+  }
+}
+
+// Width 1: the kBytes-byte fields (F16 scales: 2 = d, 4 = d and dmin) at
+// `base` of N (<= 4) blocks `stride` bytes apart, as kBytes-byte lanes 0..3
+// of a vector (missing blocks: 0). One load-and-insert per block (GCC
+// vectorizes a scalar shift-and-or version into more vector operations).
+template <int N, int kBytes>
+HWY_INLINE __m128i GatherFields(const uint8_t* base, size_t stride) {
+  static_assert(N >= 1 && N <= 4);
+  // Lane indices are immediates, so no loop (it need not be unrolled at -O2).
+  __m128i v = InsertField<0, kBytes>(_mm_setzero_si128(), base);
+  if constexpr (N > 1) v = InsertField<1, kBytes>(v, base + stride);
+  if constexpr (N > 2) v = InsertField<2, kBytes>(v, base + 2 * stride);
+  if constexpr (N > 3) v = InsertField<3, kBytes>(v, base + 3 * stride);
+  return v;
+}
+
+// Width 1: acc = fma(f[k], v[k], acc) for lanes k = 0 .. min(K, 4) - 1 in
+// order, in lane 0 of acc (each lane brought to lane 0 with one shuffle; an
+// L1 round trip instead measured 10-15% slower: store-to-load forwarding of
+// a vector store to scalar loads).
+template <int K>
+HWY_INLINE __m128 FmaLanes(__m128 f, __m128 v, __m128 acc) {
+  acc = _mm_fmadd_ss(f, v, acc);
+  if constexpr (K > 1) acc = _mm_fmadd_ss(_mm_movehdup_ps(f), _mm_movehdup_ps(v), acc);
+  if constexpr (K > 2) acc = _mm_fmadd_ss(_mm_movehl_ps(f, f), _mm_movehl_ps(v, v), acc);
+  if constexpr (K > 3) acc = _mm_fmadd_ss(_mm_permute_ps(f, 0xFF), _mm_permute_ps(v, 0xFF), acc);
+  return acc;
+}
+
 // Even lanes of a tile accumulator hold acc_b for four activation rows.
 template <int NB>
 HWY_INLINE void StoreEvenLanes(const __m256 acc[(NB + 3) / 4], float* out) {
@@ -82,79 +168,123 @@ HWY_INLINE void StoreEvenLanes(const __m256 acc[(NB + 3) / 4], float* out) {
   }
 }
 
+// The eight 6-bit sub-block scales of a Q4_K/Q5_K super-block as int16
+// lanes 0..7 of both 128-bit halves; Of(j) broadcasts scale j to every int16
+// lane (one byte shuffle: the madd multiplier of sub-block j).
+struct KScales {
+  __m256i sc16;
+  __m256i Of(int j) const {
+    return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
+  }
+};
+
 // Unpacks the 12 scale bytes of a Q4_K/Q5_K super-block (UnpackKScaleMin for
-// all j at once, four bytes per 32-bit word): the eight 6-bit scales as int16
-// lanes 0..7 of both 128-bit halves (sc16; ScaleOf broadcasts one) and the
-// eight mins each repeated twice as int16 (mins16, matching the 16 bsums of
-// the activation super-block).
-HWY_INLINE void UnpackKScales(const uint8_t* bytes, __m256i* sc16, __m256i* mins16) {
-  // Three separate 32-bit loads straight from the block (a 12-byte memcpy
-  // into an array went through the stack: store, then three reloads).
-  uint32_t w[3];
-  std::memcpy(&w[0], bytes, 4);
-  std::memcpy(&w[1], bytes + 4, 4);
-  std::memcpy(&w[2], bytes + 8, 4);
-  const uint32_t sc_lo = w[0] & 0x3f3f3f3fu;  // j < 4: low 6 bits of bytes j
-  const uint32_t m_lo = w[1] & 0x3f3f3f3fu;   // and j + 4
-  // j >= 4: a nibble of byte j + 4 and the top 2 bits of byte j - 4 (scale) or j (min).
-  const uint32_t sc_hi = (w[2] & 0x0f0f0f0fu) | (((w[0] >> 6) & 0x03030303u) << 4);
-  const uint32_t m_hi = ((w[2] >> 4) & 0x0f0f0f0fu) | (((w[1] >> 6) & 0x03030303u) << 4);
-  *sc16 = _mm256_broadcastsi128_si256(
-      _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(sc_hi), static_cast<int>(sc_lo))));
-  const __m128i m8 = _mm_set_epi32(0, 0, static_cast<int>(m_hi), static_cast<int>(m_lo));
-  *mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+// all j at once, with 64-bit scalar operations on the otherwise idle integer
+// pipes, then one move into the vector unit): the scales into *sc and, as the
+// result, the eight mins each repeated twice as int16 (mins16, matching the
+// 16 bsums of the activation super-block).
+HWY_INLINE __m256i UnpackKScales(const uint8_t* bytes, KScales* sc) {
+  uint64_t low8;
+  uint32_t high4;
+  std::memcpy(&low8, bytes, 8);
+  std::memcpy(&high4, bytes + 8, 4);
+  // Bytes 0..3: scales 0..3, bytes 4..7: mins 0..3 (low 6 bits of bytes 0..7).
+  const uint64_t first = low8 & 0x3f3f3f3f3f3f3f3full;
+  // Bytes 0..3: scales 4..7 (low nibbles of bytes 8..11), bytes 4..7: mins 4..7
+  // (their high nibbles), each with bits 4-5 = the top 2 bits of bytes 0..7.
+  const uint64_t nibbles = (high4 | (uint64_t{high4 >> 4} << 32)) & 0x0f0f0f0f0f0f0f0full;
+  const uint64_t second = nibbles | ((low8 >> 2) & 0x3030303030303030ull);
+  const __m128i packed = _mm_set_epi64x(static_cast<int64_t>(second), static_cast<int64_t>(first));
+  // Scale j (bytes 0..3, 8..11) zero-extended to int16 (index -128: a zero byte).
+  const __m128i scales = _mm_shuffle_epi8(
+      packed, _mm_setr_epi8(0, -128, 1, -128, 2, -128, 3, -128, 8, -128, 9, -128, 10, -128, 11, -128));
+  sc->sc16 = _mm256_broadcastsi128_si256(scales);
+  // Min j (bytes 4..7, 12..15) twice, as uint8 -> int16.
+  const __m128i mins2 =
+      _mm_shuffle_epi8(packed, _mm_setr_epi8(4, 4, 5, 5, 6, 6, 7, 7, 12, 12, 13, 13, 14, 14, 15, 15));
+  return _mm256_cvtepu8_epi16(mins2);
 }
 
-// int16 lane j of sc16 in every int16 lane (one byte shuffle).
-HWY_INLINE __m256i ScaleOf(__m256i sc16, int j) {
-  return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
+// v shifted left by s bits within each 16-bit lane (s < 0: right by -s).
+// Inlined with constant s (unrolled loops): one immediate shift.
+HWY_INLINE __m256i ShiftLanes16(__m256i v, int s) {
+  return s >= 0 ? _mm256_slli_epi16(v, s) : _mm256_srli_epi16(v, -s);
 }
+
+// The 32 qh bytes of a Q5_K super-block (Q4_K: none).
+HWY_INLINE __m256i LoadHighBits(const BlockQ4K&) { return _mm256_setzero_si256(); }
+HWY_INLINE __m256i LoadHighBits(const BlockQ5K& block) { return LoadBytes32(block.qh); }
 
 // Levels (0..15, or 0..31 with the fifth bit) of sub-blocks 2g and 2g + 1 of
-// a Q4_K/Q5_K super-block. Bit j of qh[l] is the fifth bit of element l of
-// sub-block j.
-template <bool kFiveBit, class Block>
-HWY_INLINE void LoadKLevels(const Block& block, int g, __m256i* lo, __m256i* hi) {
+// a Q4_K/Q5_K super-block: nibbles of qs[32g ..], and bit 2g (2g + 1) of
+// qh[l] as the fifth bit of element l of sub-block 2g (2g + 1). Per 32 levels
+// one and (low) or shift + and (high), plus shift + and + or for the fifth
+// bit: a 16-bit lane shift by at most 4 moves each byte's bit 2g or 2g + 1 to
+// its own bit 4.
+template <bool kFiveBit>
+HWY_INLINE void LoadKLevels(const uint8_t* qs, __m256i qh, int g, __m256i* lo, __m256i* hi) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i raw = LoadBytes32(block.qs + 32 * g);
+  const __m256i raw = LoadBytes32(qs + 32 * g);
   *lo = _mm256_and_si256(raw, low4);
   *hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
   if constexpr (kFiveBit) {
-    const __m256i qh = LoadBytes32(block.qh);
-    const __m256i one = _mm256_set1_epi8(1);
-    const __m256i bit_lo = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * g)), one);
-    const __m256i bit_hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * g + 1)), one);
-    *lo = _mm256_or_si256(*lo, _mm256_slli_epi16(bit_lo, 4));
-    *hi = _mm256_or_si256(*hi, _mm256_slli_epi16(bit_hi, 4));
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    *lo = _mm256_or_si256(*lo, _mm256_and_si256(ShiftLanes16(qh, 4 - 2 * g), bit4));
+    *hi = _mm256_or_si256(*hi, _mm256_and_si256(ShiftLanes16(qh, 3 - 2 * g), bit4));
   }
 }
 
-// Decode path of one Q4_K/Q5_K super-block against activation levels x and
-// bsums: hadd(dots, min_dots), whose lanes sum to sumi (lanes 0, 1 of each
-// 128-bit half) and summ (lanes 2, 3). Levels stream through two registers.
+// Width 1, one Q4_K/Q5_K super-block against activation levels x and bsums:
+// hadd(dots, min_dots), whose lanes sum to sumi (lanes 0, 1 of each 128-bit
+// half) and summ (lanes 2, 3). Levels stream through two registers.
 template <bool kFiveBit, class Block>
 HWY_INLINE __m256i StreamDots(const Block& block, const int8_t* x, const int16_t* bsums) {
-  __m256i sc16, mins16;
-  UnpackKScales(block.scales, &sc16, &mins16);
-  __m256i dots = _mm256_setzero_si256();
-  for (int g = 0; g < 4; ++g) {
-    __m256i lo, hi;
-    LoadKLevels<kFiveBit>(block, g, &lo, &hi);
-    const __m256i p_lo = _mm256_maddubs_epi16(lo, LoadBytes32(x + 64 * g));
-    const __m256i p_hi = _mm256_maddubs_epi16(hi, LoadBytes32(x + 64 * g + 32));
-    dots = _mm256_add_epi32(dots, _mm256_madd_epi16(p_lo, ScaleOf(sc16, 2 * g)));
-    dots = _mm256_add_epi32(dots, _mm256_madd_epi16(p_hi, ScaleOf(sc16, 2 * g + 1)));
+  KScales sc;
+  const __m256i mins16 = UnpackKScales(block.scales, &sc);
+  const __m256i qh = LoadHighBits(block);
+  const __m256i dots =
+      ScaledDots([&](int g, __m256i* lo, __m256i* hi) { LoadKLevels<kFiveBit>(block.qs, qh, g, lo, hi); },
+                 [&](int j) { return sc.Of(j); }, x);
+  return _mm256_hadd_epi32(dots, _mm256_madd_epi16(LoadBytes32(bsums), mins16));
+}
+
+// Width 1, N (<= 4) consecutive Q4_K/Q5_K super-blocks from `blocks`
+// (activation super-blocks from index i): exact (sumi, summ) of each, then
+// the reference's two FMAs per super-block in order, in lane 0 of acc:
+// acc = fma(dx * d, sumi, acc); acc = fma(-(dx * dmin), summ, acc).
+template <bool kFiveBit, int N, class Block>
+HWY_INLINE __m128 StreamGroup(const Block* blocks, const ActRow& act, int64_t i, __m128 acc) {
+  __m256i h[4];
+  // Unrolled: h[] then stays in registers (the rolled loop, which GCC chose,
+  // spilled it and measured ~10% slower).
+#pragma GCC unroll 4
+  for (int t = 0; t < 4; ++t) {
+    h[t] = t < N ? StreamDots<kFiveBit>(blocks[t], act.qs + (i + t) * kQKK, act.bsums + (i + t) * 16)
+                 : _mm256_setzero_si256();
   }
-  const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(bsums), mins16);
-  return _mm256_hadd_epi32(dots, min_dots);
+  // Lanes 2t, 2t + 1: sumi, summ of super-block t (exact integers, as floats).
+  const __m256 sums = _mm256_cvtepi32_ps(ReducePairs4(h));
+  // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the
+  // reference); d and dmin are the first 4 bytes of a block.
+  const __m256 dx2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(LoadDecodeScales<N>(act.d + i)),
+                                              _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+  const __m256 d_dmin =
+      _mm256_cvtph_ps(GatherFields<N, 4>(reinterpret_cast<const uint8_t*>(blocks), sizeof(Block)));
+  const __m256 negate_odd =
+      _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
+  const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(dx2, d_dmin), negate_odd);
+  acc = FmaLanes<2 * N>(_mm256_castps256_ps128(factors), _mm256_castps256_ps128(sums), acc);
+  if constexpr (N > 2)
+    acc = FmaLanes<2 * N - 4>(_mm256_extractf128_ps(factors, 1), _mm256_extractf128_ps(sums, 1), acc);
+  return acc;
 }
 
 // Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins. One weight
 // row x up to 8 activation rows per call: each super-block is unpacked once
-// (levels in eight registers, scales in L1) and reused for every activation
-// row (decode, NB = 1, streams them instead). Per (row, activation row) the
-// exact integers sumi / summ of dot_ref.h, then, four activation rows per
-// vector, the reference's two FMAs in lane 2t:
+// (levels in eight registers, scales in L1) and reused for every
+// activation row (decode, NB = 1, streams them instead, StreamGroup). Per
+// (row, activation row) the exact integers sumi / summ of dot_ref.h, then,
+// four activation rows per vector, the reference's two FMAs in lane 2t:
 // acc = fma(dx * d, sumi, acc); acc = fma(-(dx * dmin), summ, acc).
 template <bool kFiveBit>
 struct ScaleMinKernel {
@@ -162,74 +292,54 @@ struct ScaleMinKernel {
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
+  // Decode: one weight row against one activation row.
+  static float StreamRow(const Block* blocks, const ActRow& act, int64_t num_blocks) {
+    __m128 acc = _mm_setzero_ps();
+    int64_t i = 0;
+    for (; i + kStreamGroup <= num_blocks; i += kStreamGroup) {
+      PrefetchBytes(reinterpret_cast<const char*>(blocks + i) + kStreamPrefetchBytes,
+                    kStreamGroup * static_cast<int>(sizeof(Block)));
+      acc = StreamGroup<kFiveBit, kStreamGroup>(blocks + i, act, i, acc);
+    }
+    switch (num_blocks - i) {
+      case 1:
+        acc = StreamGroup<kFiveBit, 1>(blocks + i, act, i, acc);
+        break;
+      case 2:
+        acc = StreamGroup<kFiveBit, 2>(blocks + i, act, i, acc);
+        break;
+      case 3:
+        acc = StreamGroup<kFiveBit, 3>(blocks + i, act, i, acc);
+        break;
+      default:
+        break;
+    }
+    return _mm_cvtss_f32(acc);
+  }
+
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
     static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
     constexpr int kGroups = (NB + 3) / 4;
     const auto* blocks = reinterpret_cast<const Block*>(wrow);
+    if constexpr (NB == 1) {
+      out[0] = StreamRow(blocks, acts[0], cols / kQKK);
+      return;
+    }
     const __m256 negate_odd =
         _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
     __m256 acc[kGroups];
     for (int g = 0; g < kGroups; ++g) acc[g] = _mm256_setzero_ps();
-    if constexpr (NB == 1) {
-      // Decode: nothing to reuse, so stream the levels through two registers
-      // and keep the scales in one (sc16); same integers, same FMAs. Two
-      // super-blocks per step share one horizontal reduction.
-      const __m128 negate_odd4 = _mm256_castps256_ps128(negate_odd);
-      __m128 acc1 = _mm_setzero_ps();
-      const int64_t num_blocks = cols / kQKK;
-      int64_t i = 0;
-      for (; i + 2 <= num_blocks; i += 2) {
-        // Weights ~1.1 KB (eight super-blocks) ahead: decode reads each once.
-        const char* ahead = reinterpret_cast<const char*>(blocks + i + 8);
-        for (int line = 0; line < 5; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
-        __m256i h[2];
-        for (int u = 0; u < 2; ++u) {
-          h[u] =
-              StreamDots<kFiveBit>(blocks[i + u], acts[0].qs + (i + u) * kQKK, acts[0].bsums + (i + u) * 16);
-        }
-        // [sumi_i, summ_i, sumi_i+1, summ_i+1] (exact).
-        const __m256i q = _mm256_hadd_epi32(h[0], h[1]);
-        const __m128 sums =
-            _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)));
-        // [d_i, dmin_i, d_i+1, dmin_i+1]: d and dmin are the first 4 bytes of a
-        // block (static_assert below).
-        uint32_t dd0, dd1;
-        std::memcpy(&dd0, reinterpret_cast<const uint8_t*>(&blocks[i]), 4);
-        std::memcpy(&dd1, reinterpret_cast<const uint8_t*>(&blocks[i + 1]), 4);
-        const __m128 d_dmin =
-            _mm_cvtph_ps(_mm_setr_epi32(static_cast<int>(dd0), static_cast<int>(dd1), 0, 0));
-        const __m128 dx = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(acts[0].d + i)));
-        // dx * d, -(dx * dmin) per super-block; then the reference's four FMAs in order, in lane 0.
-        const __m128 factors = _mm_xor_ps(_mm_mul_ps(_mm_unpacklo_ps(dx, dx), d_dmin), negate_odd4);
-        acc1 = _mm_fmadd_ps(factors, sums, acc1);
-        acc1 = _mm_fmadd_ps(_mm_movehdup_ps(factors), _mm_movehdup_ps(sums), acc1);
-        acc1 = _mm_fmadd_ps(_mm_movehl_ps(factors, factors), _mm_movehl_ps(sums, sums), acc1);
-        acc1 = _mm_fmadd_ps(_mm_permute_ps(factors, 0xFF), _mm_permute_ps(sums, 0xFF), acc1);
-      }
-      for (; i < num_blocks; ++i) {
-        const Block& block = blocks[i];
-        const __m256i h = StreamDots<kFiveBit>(block, acts[0].qs + i * kQKK, acts[0].bsums + i * 16);
-        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-        // Lanes 0, 1: sumi, summ (exact); then dx * d, -(dx * dmin).
-        const __m128 sums = _mm_cvtepi32_ps(_mm_hadd_epi32(t, t));
-        const __m128 d_dmin =
-            _mm_setr_ps(_cvtsh_ss(LoadHalfBits(block.d)), _cvtsh_ss(LoadHalfBits(block.dmin)), 0.0f, 0.0f);
-        const __m128 factors = _mm_xor_ps(_mm_mul_ps(_mm_set1_ps(acts[0].d[i]), d_dmin), negate_odd4);
-        acc1 = _mm_fmadd_ps(factors, sums, acc1);
-        acc1 = _mm_fmadd_ps(_mm_movehdup_ps(factors), _mm_movehdup_ps(sums), acc1);
-      }
-      out[0] = _mm_cvtss_f32(acc1);
-      return;
-    }
     for (int64_t i = 0; i < cols / kQKK; ++i) {
       const Block& block = blocks[i];
       __m256i q[8];
-      for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block, g, &q[2 * g], &q[2 * g + 1]);
+      const __m256i qh = LoadHighBits(block);
+      for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block.qs, qh, g, &q[2 * g], &q[2 * g + 1]);
+      KScales sc;
+      const __m256i mins16 = UnpackKScales(block.scales, &sc);
+      // Multipliers of the eight groups in L1 (the levels take the registers).
       alignas(32) __m256i scales[8];
-      __m256i sc16, mins16;
-      UnpackKScales(block.scales, &sc16, &mins16);
-      for (int j = 0; j < 8; ++j) scales[j] = ScaleOf(sc16, j);
+      for (int j = 0; j < 8; ++j) scales[j] = sc.Of(j);
       const float d = _cvtsh_ss(LoadHalfBits(block.d));
       const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
       const __m256 d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
@@ -239,7 +349,12 @@ struct ScaleMinKernel {
         __m256i h[4];
         for (int t = 0; t < 4; ++t) {
           if (t < n) {
-            const __m256i dots = ScaledDots(q, scales, a[t].qs + i * kQKK);
+            const __m256i dots = ScaledDots(
+                [&](int k, __m256i* lo, __m256i* hi) {
+                  *lo = q[2 * k];
+                  *hi = q[2 * k + 1];
+                },
+                [&](int j) { return scales[j]; }, a[t].qs + i * kQKK);
             const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), mins16);
             h[t] = _mm256_hadd_epi32(dots, min_dots);
           } else {
@@ -259,9 +374,96 @@ struct ScaleMinKernel {
 };
 
 static_assert(offsetof(BlockQ4K, dmin) == 2 && offsetof(BlockQ5K, dmin) == 2);
+static_assert(offsetof(BlockQ4K, d) == 0 && offsetof(BlockQ5K, d) == 0);
 
 using Q4KKernel = ScaleMinKernel<false>;
 using Q5KKernel = ScaleMinKernel<true>;
+
+// Levels 0..63 of the 32-element groups 2g and 2g + 1 of a Q6_K super-block
+// (layout in quant_blocks.h: group 4h + t, h = g / 2, takes the low (t = 0, 1)
+// or high (t = 2, 3) nibbles of ql[64h + 32(t % 2) ..] and bits 2t, 2t + 1 of
+// qh[32h ..] as bits 4, 5). The qh bits are moved with 16-bit lane shifts of
+// at most 4 and masked with 0x30, which keeps every byte's bits in that byte.
+HWY_INLINE void LoadQ6Levels(const BlockQ6K& block, int g, __m256i* first, __m256i* second) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i bits45 = _mm256_set1_epi8(0x30);
+  const int h = g / 2;
+  const __m256i ql0 = LoadBytes32(block.ql + 64 * h);
+  const __m256i ql1 = LoadBytes32(block.ql + 64 * h + 32);
+  const __m256i qh = LoadBytes32(block.qh + 32 * h);
+  if (g % 2 == 0) {  // t = 0, 1: low nibbles, qh bits 0-1 and 2-3
+    *first = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
+    *second =
+        _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
+  } else {  // t = 2, 3: high nibbles, qh bits 4-5 and 6-7
+    *first = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45));
+    *second = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                              _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
+  }
+}
+
+// The 16 int8 scales of a Q6_K super-block as int16, deinterleaved: low
+// 128-bit half [s0, s2, .., s14], high half [s1, s3, .., s15], so word v of
+// each half holds the multipliers of group v (sub-blocks 2v, 2v + 1).
+HWY_INLINE __m256i Q6ScalePairs(const BlockQ6K& block) {
+  const __m128i s8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales));
+  return _mm256_cvtepi8_epi16(
+      _mm_shuffle_epi8(s8, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)));
+}
+
+// madd multiplier of group v: s_2v in the low half, s_2v+1 in the high half
+// (one byte shuffle of Q6ScalePairs).
+HWY_INLINE __m256i Q6ScaleOf(__m256i pairs, int v) {
+  return _mm256_shuffle_epi8(pairs, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * v)));
+}
+
+// The 16 int8 scales of a Q6_K super-block as int16, in order (the offset term).
+HWY_INLINE __m256i Q6Scales16(const BlockQ6K& block) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
+}
+
+// hadd(dots, offset_dots) of one Q6_K super-block (levels and scale as in
+// ScaledDots, scales16 = Q6Scales16): lanes 0, 1 of each half sum to sum_k s_k dot_k,
+// lanes 2, 3 to sum_k s_k bsums_k (the offset-32 term before its factor).
+template <class Levels, class Scale>
+HWY_INLINE __m256i Q6Dots(Levels levels, Scale scale, __m256i scales16, const int8_t* x,
+                          const int16_t* bsums) {
+  const __m256i dots = ScaledDots(levels, scale, x);
+  return _mm256_hadd_epi32(dots, _mm256_madd_epi16(LoadBytes32(bsums), scales16));
+}
+
+// Lane 2t of ReducePairs4 over Q6Dots: sumi = sum_dots - 32 * sum_offset (exact).
+HWY_INLINE __m256i Q6SumI(__m256i v) {
+  return _mm256_sub_epi32(v, _mm256_slli_epi32(_mm256_srli_epi64(v, 32), 5));
+}
+
+// Width 1, N (<= 4) consecutive Q6_K super-blocks from `blocks` (activation
+// super-blocks from index i): exact sumi of each, then the reference's FMA per
+// super-block in order, in lane 0 of acc: acc = fma(dx * d, sumi, acc).
+template <int N>
+HWY_INLINE __m128 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64_t i, __m128 acc) {
+  __m256i h[4];
+#pragma GCC unroll 4
+  for (int t = 0; t < 4; ++t) {
+    if (t < N) {
+      const BlockQ6K& block = blocks[t];
+      const __m256i pairs = Q6ScalePairs(block);
+      h[t] = Q6Dots([&](int g, __m256i* a, __m256i* b) { LoadQ6Levels(block, g, a, b); },
+                    [&](int v) { return Q6ScaleOf(pairs, v); }, Q6Scales16(block), act.qs + (i + t) * kQKK,
+                    act.bsums + (i + t) * 16);
+    } else {
+      h[t] = _mm256_setzero_si256();
+    }
+  }
+  // Lane t: sumi of super-block t (exact, as float), compacted from lane 2t.
+  const __m256 sums = _mm256_permutevar8x32_ps(_mm256_cvtepi32_ps(Q6SumI(ReducePairs4(h))),
+                                               _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+  // Lane t: dx * d (one rounding, as the reference).
+  const __m128 d = _mm_cvtph_ps(GatherFields<N, 2>(blocks[0].d, sizeof(BlockQ6K)));
+  const __m128 factors = _mm_mul_ps(LoadDecodeScales<N>(act.d + i), d);
+  acc = FmaLanes<N>(factors, _mm256_castps256_ps128(sums), acc);
+  return acc;
+}
 
 // Q6_K: 16 sub-blocks of 16, unsigned levels 0..63 with offset 32. Same tile
 // structure as ScaleMinKernel; per (row, activation row) the exact
@@ -270,40 +472,51 @@ struct Q6KKernel {
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
+  // Decode: one weight row against one activation row.
+  static float StreamRow(const BlockQ6K* blocks, const ActRow& act, int64_t num_blocks) {
+    __m128 acc = _mm_setzero_ps();
+    int64_t i = 0;
+    for (; i + kStreamGroup <= num_blocks; i += kStreamGroup) {
+      PrefetchBytes(reinterpret_cast<const char*>(blocks + i) + kStreamPrefetchBytes,
+                    kStreamGroup * static_cast<int>(sizeof(BlockQ6K)));
+      acc = StreamGroupQ6<kStreamGroup>(blocks + i, act, i, acc);
+    }
+    switch (num_blocks - i) {
+      case 1:
+        acc = StreamGroupQ6<1>(blocks + i, act, i, acc);
+        break;
+      case 2:
+        acc = StreamGroupQ6<2>(blocks + i, act, i, acc);
+        break;
+      case 3:
+        acc = StreamGroupQ6<3>(blocks + i, act, i, acc);
+        break;
+      default:
+        break;
+    }
+    return _mm_cvtss_f32(acc);
+  }
+
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
     static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
     constexpr int kGroups = (NB + 3) / 4;
     const auto* blocks = reinterpret_cast<const BlockQ6K*>(wrow);
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i low2 = _mm256_set1_epi8(0x03);
+    if constexpr (NB == 1) {
+      out[0] = StreamRow(blocks, acts[0], cols / kQKK);
+      return;
+    }
     __m256 acc[kGroups];
     for (int g = 0; g < kGroups; ++g) acc[g] = _mm256_setzero_ps();
     for (int64_t i = 0; i < cols / kQKK; ++i) {
       const BlockQ6K& block = blocks[i];
       __m256i q[8];
-      for (int h = 0; h < 2; ++h) {
-        // Group 4h + t holds elements 128h + 32t .. +31 (layout in quant_blocks.h).
-        const __m256i ql0 = LoadBytes32(block.ql + 64 * h);
-        const __m256i ql1 = LoadBytes32(block.ql + 64 * h + 32);
-        const __m256i qh = LoadBytes32(block.qh + 32 * h);
-        auto high = [&](int shift) {
-          const __m256i bits = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(shift)), low2);
-          return _mm256_slli_epi16(bits, 4);
-        };
-        q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), high(0));
-        q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), high(2));
-        q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), high(4));
-        q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), high(6));
-      }
+      for (int g = 0; g < 4; ++g) LoadQ6Levels(block, g, &q[2 * g], &q[2 * g + 1]);
+      // Multipliers of the eight groups in L1 (the levels take the registers).
       alignas(32) __m256i scales[8];
-      for (int v = 0; v < 8; ++v) {
-        // Pair lanes 0..7 cover sub-block 2v, lanes 8..15 sub-block 2v + 1.
-        scales[v] =
-            _mm256_set_m128i(_mm_set1_epi16(block.scales[2 * v + 1]), _mm_set1_epi16(block.scales[2 * v]));
-      }
-      const __m256i scales16 =
-          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
+      const __m256i pairs = Q6ScalePairs(block);
+      for (int v = 0; v < 8; ++v) scales[v] = Q6ScaleOf(pairs, v);
+      const __m256i scales16 = Q6Scales16(block);
       const __m256 d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
       for (int g = 0; g < kGroups; ++g) {
         const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
@@ -311,16 +524,18 @@ struct Q6KKernel {
         __m256i h[4];
         for (int t = 0; t < 4; ++t) {
           if (t < n) {
-            const __m256i dots = ScaledDots(q, scales, a[t].qs + i * kQKK);
-            const __m256i offset_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), scales16);
-            h[t] = _mm256_hadd_epi32(dots, offset_dots);
+            h[t] = Q6Dots(
+                [&](int k, __m256i* lo, __m256i* hi) {
+                  *lo = q[2 * k];
+                  *hi = q[2 * k + 1];
+                },
+                [&](int v) { return scales[v]; }, scales16, a[t].qs + i * kQKK, a[t].bsums + i * 16);
           } else {
             h[t] = _mm256_setzero_si256();
           }
         }
-        // Lane 2t: sum_dots - 32 * sum_offset of activation row t (exact).
-        const __m256i v = ReducePairs4(h);
-        const __m256i sumi = _mm256_sub_epi32(v, _mm256_slli_epi32(_mm256_srli_epi64(v, 32), 5));
+        // Lane 2t: sumi of activation row t (exact).
+        const __m256i sumi = Q6SumI(ReducePairs4(h));
         acc[g] =
             _mm256_fmadd_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), _mm256_cvtepi32_ps(sumi), acc[g]);
       }
@@ -328,6 +543,8 @@ struct Q6KKernel {
     StoreEvenLanes<NB>(acc, out);
   }
 };
+
+static_assert(offsetof(BlockQ6K, d) == 208);
 
 #else
 

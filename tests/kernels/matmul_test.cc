@@ -54,10 +54,11 @@ int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512
 // Column counts that reach every loop of the x86 kernels. 32-element blocks:
 // 3 blocks (per-block loop only), 8 (one 8-block scale chunk), 10 (chunk +
 // tail), 25 (three chunks + tail), 50 (six chunks + tail, rows longer than
-// the 1 KB decode prefetch distance). K-quants: 1, 2 and 3 super-blocks (the
-// decode kernel pairs super-blocks; 3 = one pair + the single tail).
+// the 1 KB decode prefetch distance). K-quants: 1..5 and 9 super-blocks (the
+// decode kernel takes four super-blocks per step: 1..3 are tails only, 4 one
+// step, 5 and 9 steps + a tail, 9 also reaches past the prefetch distance).
 std::vector<int64_t> ColsSweep(DType type) {
-  if (GetDTypeInfo(type).block_elems == 256) return {256, 512, 768};
+  if (GetDTypeInfo(type).block_elems == 256) return {256, 512, 768, 1024, 1280, 2304};
   if (GetDTypeInfo(type).block_elems == 32) return {96, 256, 320, 800, 1600};
   return {ColsFor(type)};
 }
