@@ -82,6 +82,16 @@ AttentionParams Params(const Shape& s) {
   return p;
 }
 
+// Labels a decode benchmark and reports the K+V bytes read per call (F16: 2
+// bytes per element) as kv_GB/s.
+void ReportKvRate(benchmark::State& state, const Shape& s, int64_t ctx) {
+  state.SetLabel(NameOf(state.range(0)));
+  state.SetItemsProcessed(state.iterations());
+  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
+  state.counters["kv_GB/s"] =
+      benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 // Decode: args (shape, ctx, threads).
 void BM_AttentionDecode(benchmark::State& state) {
   const Shape& s = ShapeOf(state.range(0));
@@ -94,11 +104,7 @@ void BM_AttentionDecode(benchmark::State& state) {
     Attention(Params(s), q.data(), 1, ctx - 1, kv.views[layer], out.data(), pool);
     layer = (layer + 1) % kv.views.size();
   }
-  state.SetLabel(NameOf(state.range(0)));
-  state.SetItemsProcessed(state.iterations());
-  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
-  state.counters["kv_GB/s"] =
-      benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  ReportKvRate(state, s, ctx);
 }
 BENCHMARK(BM_AttentionDecode)
     ->ArgNames({"shape", "ctx", "threads"})
@@ -116,11 +122,7 @@ void BM_AttentionDecodeHot(benchmark::State& state) {
   ThreadPool pool(static_cast<int>(state.range(2)));
   std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
   for (auto _ : state) Attention(Params(s), q.data(), 1, ctx - 1, kv.views[0], out.data(), pool);
-  state.SetLabel(NameOf(state.range(0)));
-  state.SetItemsProcessed(state.iterations());
-  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
-  state.counters["kv_GB/s"] =
-      benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  ReportKvRate(state, s, ctx);
 }
 BENCHMARK(BM_AttentionDecodeHot)
     ->ArgNames({"shape", "ctx", "threads"})
