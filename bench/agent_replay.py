@@ -286,22 +286,46 @@ def run_paired(server, reqs, args, spec):
     """Each request with the cache, then at once the same request without it (`cache_prompt: false`
     neither reads nor writes the cache, so the cached sequence is undisturbed). Both sides of every
     pair run under the same machine load, so the on/off ratios survive load drift; walls are the
-    sums of the requests' own walls."""
+    sums of the requests' own walls.
+
+    A hit is measured --hit-repeats times against the same cache: the first runs carry
+    `cache_store: false` (they read the cache and insert nothing), the last one stores as the replay
+    needs. One prefill chunk varies by up to +-30% between runs on this VM, so the hit targets use the
+    median of those samples."""
     on_rows, off_rows = [], []
     for i, rq in enumerate(reqs):
-        on_rows.append(run_request(server, i, rq, args, True, spec, "cache"))
+        samples = []
+        if rq.scenario != "cold":
+            for k in range(args.hit_repeats - 1):
+                s = run_request(server, i, rq, args, True, spec, f"cache~{k + 1}", store=False)
+                if s["cached"] == 0:
+                    break  # a miss: nothing to repeat
+                samples.append(s)
+        row = run_request(server, i, rq, args, True, spec, "cache")
+        if row["cached"] > 0:
+            for s in samples:
+                if s["cached"] != row["cached"]:
+                    log(f"WARNING: read-only sample {s['run']} reused {s['cached']} tokens, the storing run "
+                        f"{row['cached']}: the cache changed under a cache_store=false request")
+            row["samples"] = samples + [row]
+        on_rows.append(row)
         off_rows.append(run_request(server, i, rq, args, False, spec, "no-cache"))
         twin_s = twin_suffix_seconds(on_rows[-1], off_rows[-1]) if on_rows[-1]["cached"] > 0 else None
         if twin_s is not None:
             # Progress line; the targets below also floor the suffix time at one decode step.
-            log(f"{'':<10} {'':>2} twin: the cold run spent {twin_s:.3f} s on the hit's {on_rows[-1]['prompt'] - on_rows[-1]['cached']} "
-                f"fresh tokens; hit TTFT / (1.2 x that + 20 ms) = {on_rows[-1]['ttft'] / (1.2 * twin_s + 0.020):.2f}")
+            fit_s = twin_fit_suffix_seconds(on_rows[-1], off_rows[-1])
+            med = median_ttft(on_rows[-1])
+            log(f"{'':<10} {'':>2} twin: the cold run spent {twin_s:.3f} s on the hit's "
+                f"{on_rows[-1]['prompt'] - on_rows[-1]['cached']} fresh tokens (fit over its chunks "
+                f"{fit_s:.3f} s); median hit TTFT {med:.3f} s / (1.2 x fit + 20 ms) = {med / (1.2 * fit_s + 0.020):.2f}")
     return on_rows, sum(r["wall"] for r in on_rows), off_rows, sum(r["wall"] for r in off_rows)
 
 
-def run_request(server, i, rq, args, cache_on, spec, tag):
+def run_request(server, i, rq, args, cache_on, spec, tag, store=True):
     body = {"model": "cairn", "messages": rq.messages, "max_tokens": args.max_tokens,
             "temperature": 0, "ignore_eos": True, "logprobs": True, "cache_prompt": cache_on}
+    if not store:
+        body["cache_store"] = False
     if rq.tools:
         body["tools"] = rq.tools
     if spec:
@@ -393,6 +417,39 @@ def twin_suffix_seconds(hit, twin):
     return trace_seconds_at(twin, hit["prompt"]) - trace_seconds_at(twin, hit["cached"])
 
 
+def twin_fit_suffix_seconds(hit, twin):
+    """The twin's time on the hit's positions from a least-squares fit over all of the twin's prefill
+    chunks (16-40 of them on the long prompts), not from the one or two chunks that cover the suffix:
+    a chunk of L tokens starting at depth p costs L * (alpha + beta * (p + L/2)), alpha for the
+    weights and recurrence, beta for attention over the keys before each token."""
+    if twin is None or twin["cached"] != 0 or not twin["trace"] or twin["prompt"] != hit["prompt"]:
+        return None
+    chunks, prev_pos, prev_sec = [], 0, 0.0
+    for pos, sec in twin["trace"]:
+        if pos > prev_pos:
+            chunks.append((pos - prev_pos, (prev_pos + pos) / 2.0, sec - prev_sec))
+        prev_pos, prev_sec = pos, sec
+    s11 = sum(n * n for n, _, _ in chunks)
+    s12 = sum(n * n * m for n, m, _ in chunks)
+    s22 = sum((n * m) ** 2 for n, m, _ in chunks)
+    y1 = sum(n * t for n, _, t in chunks)
+    y2 = sum(n * m * t for n, m, t in chunks)
+    det = s11 * s22 - s12 * s12
+    alpha, beta = y1 / s11, 0.0
+    if len(chunks) >= 3 and det > 0:
+        a, b = (y1 * s22 - y2 * s12) / det, (s11 * y2 - s12 * y1) / det
+        if a >= 0 and b >= 0:
+            alpha, beta = a, b
+    n, c = hit["prompt"], hit["cached"]
+    return (n - c) * (alpha + beta * (n + c) / 2.0)
+
+
+def median_ttft(hit):
+    """Median client TTFT over the hit's repeated samples (the row itself when it was measured once)."""
+    t = sorted(s["ttft"] for s in hit.get("samples") or [hit])
+    return t[len(t) // 2] if len(t) % 2 else 0.5 * (t[len(t) // 2 - 1] + t[len(t) // 2])
+
+
 def check_targets(on_rows, off_rows, on_wall, off_wall, sizes):
     results = []
 
@@ -424,44 +481,56 @@ def check_targets(on_rows, off_rows, on_wall, off_wall, sizes):
     log(f"one forward pass (median decode step): {step * 1e3:.1f} ms")
     hits = [r for r in on_rows if r["cached"] > 0]
     twins = {r["i"]: r for r in off_rows}
-    worst_own = worst_model = worst_twin = 0.0
-    ok_own = ok_model = ok_twin = True
+    worst_own = worst_model = worst_twin = worst_fit = 0.0
+    ok_own = ok_model = ok_twin = ok_fit = True
     n_twin = 0
-    log("hit TTFT vs 1.2 x (prefill of the uncached suffix) + 20 ms:")
-    log(f"  {'req':<8} {'fresh':>6} {'ttft_cli':>9} {'ttft_eng':>9} {'own_pf':>8} {'cli/bnd':>7} {'eng/bnd':>7} "
-        f"{'twin_pf':>8} {'cli/twin':>8} {'est_pf':>8} {'cli/est':>7}")
+    log("hit TTFT vs 1.2 x (prefill of the uncached suffix) + 20 ms (med: median of the hit's samples; "
+        "twin: the cold twin's chunks on the suffix; fit: fit over all of the twin's chunks):")
+    log(f"  {'req':<8} {'fresh':>6} {'n':>2} {'ttft_cli':>9} {'ttft_med':>9} {'own_pf':>8} {'cli/bnd':>7} "
+        f"{'twin_pf':>8} {'cli/twin':>8} {'med/twin':>8} {'twin_fit':>8} {'med/fit':>7} {'est_pf':>8} {'cli/est':>7}")
     for r in hits:
-        twin_s = twin_suffix_seconds(r, twins.get(r["i"]))
-        q_twin = float("nan")
+        twin = twins.get(r["i"])
+        twin_s = twin_suffix_seconds(r, twin)
+        fit_s = twin_fit_suffix_seconds(r, twin)
+        med = median_ttft(r)
+        q_twin = q_twin_med = q_fit = float("nan")
         if twin_s is not None:
             n_twin += 1
             q_twin = r["ttft"] / (1.2 * max(step, twin_s) + 0.020)
-            worst_twin = max(worst_twin, q_twin)
-            ok_twin &= q_twin <= 1.0
+            q_twin_med = med / (1.2 * max(step, twin_s) + 0.020)
+            q_fit = med / (1.2 * max(step, fit_s) + 0.020)
+            worst_twin = max(worst_twin, q_twin_med)
+            worst_fit = max(worst_fit, q_fit)
+            ok_twin &= q_twin_med <= 1.0
+            ok_fit &= q_fit <= 1.0
         bound_own = 1.2 * r["prefill_s"] + 0.020
         est = None
         if model:
             n, c = r["prompt"], r["cached"]
             est = max(step, a * (n - c) + b * (n * n - c * c))
         q_cli = r["ttft"] / bound_own
-        q_eng = r["x_ttft"] / bound_own
         q_est = r["ttft"] / (1.2 * est + 0.020) if est is not None else float("nan")
         worst_own = max(worst_own, q_cli)
         if est is not None:
             worst_model = max(worst_model, q_est)
             ok_model &= q_est <= 1.0
         ok_own &= q_cli <= 1.0
-        log(f"  {r['label']:<8} {r['prompt'] - r['cached']:>6} {r['ttft']:9.3f} {r['x_ttft']:9.3f} "
-            f"{r['prefill_s']:8.3f} {q_cli:7.2f} {q_eng:7.2f} "
-            f"{twin_s if twin_s is not None else float('nan'):8.3f} {q_twin:8.2f} "
-            f"{est if est is not None else float('nan'):8.3f} {q_est:7.2f}")
+        nan = float("nan")
+        log(f"  {r['label']:<8} {r['prompt'] - r['cached']:>6} {len(r.get('samples') or [r]):>2} {r['ttft']:9.3f} "
+            f"{med:9.3f} {r['prefill_s']:8.3f} {q_cli:7.2f} "
+            f"{twin_s if twin_s is not None else nan:8.3f} {q_twin:8.2f} {q_twin_med:8.2f} "
+            f"{fit_s if fit_s is not None else nan:8.3f} {q_fit:7.2f} "
+            f"{est if est is not None else nan:8.3f} {q_est:7.2f}")
     res("every hit: client TTFT <= 1.2 x engine prefill_seconds of the suffix + 20 ms", ok_own,
         f"worst ratio {worst_own:.2f} over {len(hits)} hits")
     if n_twin:
         # Independent of the hit's own timing: what a cold run spent on the same tokens at the same depth.
-        res("every hit: client TTFT <= 1.2 x max(one decode step, the cold twin's prefill time on the same "
-            "suffix) + 20 ms", ok_twin and n_twin == len(hits),
-            f"worst ratio {worst_twin:.2f} over {n_twin} of {len(hits)} hits")
+        # Decided on the fit over the twin's chunks (a single chunk varies +-30% run to run); the ratio
+        # against the twin's own chunks on the suffix is printed beside it.
+        res("every hit: median client TTFT <= 1.2 x max(one decode step, the cold twin's prefill time on the "
+            "same suffix, fitted over its chunks) + 20 ms", ok_fit and n_twin == len(hits),
+            f"worst ratio {worst_fit:.2f} over {n_twin} of {len(hits)} hits (against the twin's suffix chunks "
+            f"alone: worst {worst_twin:.2f}, {'all within' if ok_twin else 'not all within'} the bound)")
     elif model:
         res("every hit: client TTFT <= 1.2 x max(one decode step, cold-rate estimate of the suffix) + 20 ms", ok_model,
             f"worst ratio {worst_model:.2f}")
@@ -552,6 +621,9 @@ def main():
     p.add_argument("--result-max", type=int, default=1500, help="longest tool result (tokens)")
     p.add_argument("--max-tokens", type=int, default=8, help="tokens generated per request")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--hit-repeats", type=int, default=3,
+                   help="paired mode: measure each hit this many times against the same cache (the first "
+                        "ones with cache_store: false); the hit targets use the median")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-cold-baseline", action="store_true", help="skip the cache-off replay")
     p.add_argument("--sequential", action="store_true",
@@ -564,6 +636,8 @@ def main():
     args = p.parse_args()
     if args.turns < 4:
         p.error("--turns must be >= 4")
+    if args.hit_repeats < 1:
+        p.error("--hit-repeats must be >= 1")
 
     cairn = args.cairn
     model = ensure_model(args, cairn)
@@ -644,7 +718,10 @@ def main():
                if modes == ["baseline"] else ""))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([dict({k: v for k, v in r.items() if k != "req"}, check_ratio=r["req"].check_ratio,
+            def sample(x):
+                return {k: x[k] for k in ("run", "ttft", "x_ttft", "prefill_s", "cached")}
+            json.dump([dict({k: ([sample(x) for x in v] if k == "samples" else v) for k, v in r.items() if k != "req"},
+                            check_ratio=r["req"].check_ratio,
                             branch_start=r["req"].branch_start) for r in all_rows], f, indent=1)
     log(f"server log: {log_path}; load average now {' '.join(open('/proc/loadavg').read().split()[:3])}")
 

@@ -288,7 +288,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
 
   // Inserts what this request verified: prompt (+ generated tokens fed back).
   auto insert = [&](const std::vector<int32_t>& all_tokens) {
-    if (!use_cache || st.n_tokens() == 0) return;
+    if (!use_cache || !options.store_in_cache || st.n_tokens() == 0) return;
     std::vector<cache::Checkpoint> cps = checkpoints;
     if (cfg.is_hybrid() && st.n_tokens() > hit.reuse_tokens) {
       cps.push_back(cache::Checkpoint{st.n_tokens(), st.SnapshotRecurrent(), cache::CheckpointKind::kEnd});

@@ -54,6 +54,10 @@ struct GenerationOptions {
   int top_logprobs = 0;             // 0..20
   std::string spec_mode;            // "" = server default; lookup|draft|mtp|baseline|auto
   bool use_prefix_cache = true;
+  // false: read the prefix cache but leave it as it was (nothing this request
+  // computes is inserted). The request does the same work as a storing one, so
+  // benchmarks can repeat a hit against an unchanged cache.
+  bool store_in_cache = true;
   bool return_token_ids = false;    // x_cairn.completion_token_ids (extension, as vLLM's field)
 };
 

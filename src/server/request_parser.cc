@@ -291,6 +291,7 @@ void ParseCommon(const Json& body, ParsedRequest& request) {
   }
   if (Field(body, "ignore_eos")) options.ignore_eos = GetBool(body, "ignore_eos");
   if (Field(body, "cache_prompt")) options.use_prefix_cache = GetBool(body, "cache_prompt");
+  if (Field(body, "cache_store")) options.store_in_cache = GetBool(body, "cache_store");
   if (Field(body, "return_token_ids")) options.return_token_ids = GetBool(body, "return_token_ids");
   if (const Json* spec = Field(body, "spec")) {
     std::string mode = GetString(*spec, "spec");

@@ -146,6 +146,40 @@ TEST(EnginePrefillTrace, ColdAndCachedRequestsTraceTheirSuffix) {
   ExpectTraceCovers(hit, 16);
 }
 
+// `store_in_cache = false` reads the cache and leaves it exactly as it was:
+// repeating such a hit sees the same entries, reuses the same tokens and
+// answers the same; the storing run that follows reuses as much again.
+TEST_P(EngineLossless, ReadOnlyHitsLeaveTheCacheAsItWas) {
+  const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
+  Generate(*engine, Conversation(2), "baseline", true);
+  const Json before = engine->CacheListing();
+  ASSERT_EQ(before["entries"].size(), 1u) << before.dump();
+  const GenerationResult reference = Generate(*engine, Conversation(3), "baseline", false);
+  GenerationInput input;
+  input.messages = Conversation(3);
+  GenerationOptions options;
+  options.max_tokens = 24;
+  options.ignore_eos = true;
+  options.spec_mode = "baseline";
+  options.store_in_cache = false;
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    const GenerationResult hit = engine->Generate(input, options, nullptr, nullptr);
+    EXPECT_GT(hit.cached_tokens, 0) << repeat;
+    EXPECT_EQ(hit.completion_ids, reference.completion_ids) << repeat;
+    const Json after = engine->CacheListing();
+    ASSERT_EQ(after["entries"].size(), 1u) << repeat;
+    EXPECT_EQ(after["bytes"], before["bytes"]) << repeat;
+    EXPECT_EQ(after["entries"][0]["tokens"], before["entries"][0]["tokens"]) << repeat;
+    EXPECT_EQ(after["entries"][0]["checkpoints"].size(), before["entries"][0]["checkpoints"].size()) << repeat;
+  }
+  options.store_in_cache = true;
+  const GenerationResult first_store = engine->Generate(input, options, nullptr, nullptr);
+  const GenerationResult after_store = Generate(*engine, Conversation(3), "baseline", true);
+  EXPECT_EQ(first_store.completion_ids, reference.completion_ids);
+  EXPECT_GT(after_store.cached_tokens, first_store.cached_tokens) << "the storing run inserted nothing";
+  EXPECT_EQ(after_store.completion_ids, reference.completion_ids);
+}
+
 TEST_P(EngineLossless, StopStringInsideARoundEndsExactlyWhereBaselineEnds) {
   const std::unique_ptr<Engine> engine = MakeEngine(GetParam());
   const Json messages = Conversation(1);

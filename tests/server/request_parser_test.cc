@@ -39,6 +39,7 @@ TEST(RequestParser, MinimalChatUsesDefaults) {
   EXPECT_EQ(r.options.max_tokens, 512);
   EXPECT_EQ(r.options.temperature, 0.0f);
   EXPECT_TRUE(r.options.use_prefix_cache);
+  EXPECT_TRUE(r.options.store_in_cache);
   EXPECT_TRUE(r.input.tools.is_null());
   EXPECT_EQ(r.input.template_kwargs, Json::object());
 }
@@ -48,7 +49,7 @@ TEST(RequestParser, SamplingFields) {
                                    {"min_p", 0.05}, {"seed", 42}, {"presence_penalty", 0.5},
                                    {"frequency_penalty", -0.5}, {"repetition_penalty", 1.1},
                                    {"max_tokens", 77}, {"ignore_eos", true}, {"cache_prompt", false},
-                                   {"spec", "lookup"}, {"n", 1}}));
+                                   {"cache_store", false}, {"spec", "lookup"}, {"n", 1}}));
   EXPECT_EQ(r.model, "m");
   EXPECT_FLOAT_EQ(r.options.temperature, 0.7f);
   EXPECT_FLOAT_EQ(r.options.top_p, 0.9f);
@@ -62,6 +63,7 @@ TEST(RequestParser, SamplingFields) {
   EXPECT_EQ(r.options.max_tokens, 77);
   EXPECT_TRUE(r.options.ignore_eos);
   EXPECT_FALSE(r.options.use_prefix_cache);
+  EXPECT_FALSE(r.options.store_in_cache);
   EXPECT_EQ(r.options.spec_mode, "lookup");
 }
 
