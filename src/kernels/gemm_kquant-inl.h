@@ -64,6 +64,35 @@ HWY_INLINE void PrefetchBytes(const void* p, int bytes) {
   for (int off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
 }
 
+// Width 1: folds num_blocks super-blocks into lane 0 of an accumulator,
+// kStreamGroup per step (weights prefetched ahead), then the 1-3 left over.
+// group(std::integral_constant<int, N>, i, acc) folds super-blocks
+// [i, i + N) in order and returns the accumulator.
+template <class Block, class Group>
+HWY_INLINE float StreamSuperBlocks(const Block* blocks, int64_t num_blocks, const Group& group) {
+  __m128 acc = _mm_setzero_ps();
+  int64_t i = 0;
+  for (; i + kStreamGroup <= num_blocks; i += kStreamGroup) {
+    PrefetchBytes(reinterpret_cast<const char*>(blocks + i) + kStreamPrefetchBytes,
+                  kStreamGroup * static_cast<int>(sizeof(Block)));
+    acc = group(std::integral_constant<int, kStreamGroup>{}, i, acc);
+  }
+  switch (num_blocks - i) {
+    case 1:
+      acc = group(std::integral_constant<int, 1>{}, i, acc);
+      break;
+    case 2:
+      acc = group(std::integral_constant<int, 2>{}, i, acc);
+      break;
+    case 3:
+      acc = group(std::integral_constant<int, 3>{}, i, acc);
+      break;
+    default:
+      break;
+  }
+  return _mm_cvtss_f32(acc);
+}
+
 // Sum of the four int32x8 vectors v[0..3] (exact; a tree, not a chain).
 HWY_INLINE __m256i AddTree4(const __m256i v[4]) {
   return _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3]));
@@ -294,27 +323,9 @@ struct ScaleMinKernel {
 
   // Decode: one weight row against one activation row.
   static float StreamRow(const Block* blocks, const ActRow& act, int64_t num_blocks) {
-    __m128 acc = _mm_setzero_ps();
-    int64_t i = 0;
-    for (; i + kStreamGroup <= num_blocks; i += kStreamGroup) {
-      PrefetchBytes(reinterpret_cast<const char*>(blocks + i) + kStreamPrefetchBytes,
-                    kStreamGroup * static_cast<int>(sizeof(Block)));
-      acc = StreamGroup<kFiveBit, kStreamGroup>(blocks + i, act, i, acc);
-    }
-    switch (num_blocks - i) {
-      case 1:
-        acc = StreamGroup<kFiveBit, 1>(blocks + i, act, i, acc);
-        break;
-      case 2:
-        acc = StreamGroup<kFiveBit, 2>(blocks + i, act, i, acc);
-        break;
-      case 3:
-        acc = StreamGroup<kFiveBit, 3>(blocks + i, act, i, acc);
-        break;
-      default:
-        break;
-    }
-    return _mm_cvtss_f32(acc);
+    return StreamSuperBlocks(blocks, num_blocks, [&](auto n, int64_t i, __m128 acc) __attribute__((always_inline)) {
+      return StreamGroup<kFiveBit, decltype(n)::value>(blocks + i, act, i, acc);
+    });
   }
 
   template <int R, int NB>
@@ -474,27 +485,9 @@ struct Q6KKernel {
 
   // Decode: one weight row against one activation row.
   static float StreamRow(const BlockQ6K* blocks, const ActRow& act, int64_t num_blocks) {
-    __m128 acc = _mm_setzero_ps();
-    int64_t i = 0;
-    for (; i + kStreamGroup <= num_blocks; i += kStreamGroup) {
-      PrefetchBytes(reinterpret_cast<const char*>(blocks + i) + kStreamPrefetchBytes,
-                    kStreamGroup * static_cast<int>(sizeof(BlockQ6K)));
-      acc = StreamGroupQ6<kStreamGroup>(blocks + i, act, i, acc);
-    }
-    switch (num_blocks - i) {
-      case 1:
-        acc = StreamGroupQ6<1>(blocks + i, act, i, acc);
-        break;
-      case 2:
-        acc = StreamGroupQ6<2>(blocks + i, act, i, acc);
-        break;
-      case 3:
-        acc = StreamGroupQ6<3>(blocks + i, act, i, acc);
-        break;
-      default:
-        break;
-    }
-    return _mm_cvtss_f32(acc);
+    return StreamSuperBlocks(blocks, num_blocks, [&](auto n, int64_t i, __m128 acc) __attribute__((always_inline)) {
+      return StreamGroupQ6<decltype(n)::value>(blocks + i, act, i, acc);
+    });
   }
 
   template <int R, int NB>

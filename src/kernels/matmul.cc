@@ -1,6 +1,8 @@
-// MatMul driver: quantizes activations once per call, then splits weight rows
-// across the thread pool and runs the per-target kernels (gemm_*-inl.h).
-// Dispatch happens once per MatMul call (HWY_DYNAMIC_DISPATCH at the bottom).
+// MatMul driver: quantizes activations once per call (once per activation
+// format for MatMulSameInput), then splits the weight rows of every output
+// across the thread pool in one parallel section and runs the per-target
+// kernels (gemm_*-inl.h). Dispatch happens once per call
+// (HWY_DYNAMIC_DISPATCH at the bottom).
 //
 // Loop structure per thread (rows [r0, r1) of the output features):
 //   for each block of kRowBlock weight rows (kept hot in L1/L2)
@@ -168,72 +170,113 @@ void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int6
   RunRowsTiled<Kernel, TileRowsOf<Kernel>(), MaxActsOf<Kernel>()>(w, acts, batch, y, ldy, r0, r1);
 }
 
-template <class Kernel, class Act>
-void RunParallel(const MatrixView& w, const Act* acts, int64_t batch, float* y, int64_t ldy,
-                 ThreadPool& pool) {
-  // Small products: no fork-join (same kernel calls, so the same bits).
-  if (pool.num_threads() == 1 || w.rows * w.cols * batch < kMinParallelMacs) {
-    RunRows<Kernel>(w, acts, batch, y, ldy, 0, w.rows);
-    return;
-  }
-  // A few chunks per thread balance uneven progress; chunks stay contiguous
-  // so each thread streams its rows sequentially (prefetcher-friendly).
-  pool.ParallelFor(
-      w.rows, kRowBlock,
-      [&](int64_t r0, int64_t r1, int) { RunRows<Kernel>(w, acts, batch, y, ldy, r0, r1); },
-      /*chunks_per_thread=*/4);
-}
-
-template <class Kernel>
-void RunQuantized(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
-                  ThreadPool& pool) {
-  const ActFormat format = ActFormatFor(w.type);
-  const size_t row_bytes = ActRowBytes(format, w.cols);
-  uint8_t* scratch = ActScratch(row_bytes * static_cast<size_t>(batch));
-  auto quantize = [&](int64_t b0, int64_t b1, int) {
-    for (int64_t b = b0; b < b1; ++b)
-      QuantizeActivationRowTarget(format, x + b * ldx, w.cols, scratch + b * row_bytes);
-  };
-  if (batch >= 8 && batch * w.cols >= (int64_t{1} << 16)) {
-    pool.ParallelFor(batch, 1, quantize);
-  } else {
-    quantize(0, batch, 0);
-  }
-  std::vector<ActRow> acts(static_cast<size_t>(batch));
-  for (int64_t b = 0; b < batch; ++b) acts[b] = ActRowAt(format, scratch + b * row_bytes, w.cols);
-  RunParallel<Kernel>(w, acts.data(), batch, y, ldy, pool);
-}
-
-template <DType kType>
-void RunFloat(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
-              ThreadPool& pool) {
-  std::vector<const float*> acts(static_cast<size_t>(batch));
-  for (int64_t b = 0; b < batch; ++b) acts[b] = x + b * ldx;
-  RunParallel<FloatKernel<kType>>(w, acts.data(), batch, y, ldy, pool);
-}
-
-void MatMulTarget(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
-                  ThreadPool& pool) {
+// Rows [r0, r1) of w with the kernel for its type: qacts is the input
+// quantized for w's activation format (quantized types), facts its F32 rows
+// (float types).
+void RunRowsOfType(const MatrixView& w, const ActRow* qacts, const float* const* facts, int64_t batch, float* y,
+                   int64_t ldy, int64_t r0, int64_t r1) {
   switch (w.type) {
     case DType::kF32:
-      return RunFloat<DType::kF32>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<FloatKernel<DType::kF32>>(w, facts, batch, y, ldy, r0, r1);
     case DType::kF16:
-      return RunFloat<DType::kF16>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<FloatKernel<DType::kF16>>(w, facts, batch, y, ldy, r0, r1);
     case DType::kBF16:
-      return RunFloat<DType::kBF16>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<FloatKernel<DType::kBF16>>(w, facts, batch, y, ldy, r0, r1);
     case DType::kQ8_0:
-      return RunQuantized<Q8_0Kernel>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<Q8_0Kernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ4_0:
-      return RunQuantized<Q4_0Kernel>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<Q4_0Kernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ4_K:
-      return RunQuantized<Q4KKernel>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<Q4KKernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ5_K:
-      return RunQuantized<Q5KKernel>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<Q5KKernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ6_K:
-      return RunQuantized<Q6KKernel>(w, x, ldx, batch, y, ldy, pool);
+      return RunRows<Q6KKernel>(w, qacts, batch, y, ldy, r0, r1);
     default:
       CAIRN_CHECK(false && "MatMul: unsupported weight type");
   }
+}
+
+bool IsFloatWeight(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }
+
+void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const float* x, int64_t ldx, int64_t batch,
+                           ThreadPool& pool) {
+  const int64_t cols = outs[0].w.cols;
+  // The input once per activation format in use (usually one), in one scratch buffer.
+  constexpr int kFormats = 2;  // ActFormat::kQ8, kQ8K
+  bool used[kFormats] = {};
+  bool any_float = false;
+  for (size_t i = 0; i < num_outs; ++i) {
+    if (IsFloatWeight(outs[i].w.type)) {
+      any_float = true;
+    } else {
+      used[static_cast<int>(ActFormatFor(outs[i].w.type))] = true;
+    }
+  }
+  size_t offset[kFormats] = {};
+  size_t row_bytes[kFormats] = {};
+  size_t total_bytes = 0;
+  for (int f = 0; f < kFormats; ++f) {
+    if (!used[f]) continue;
+    row_bytes[f] = ActRowBytes(static_cast<ActFormat>(f), cols);
+    offset[f] = total_bytes;
+    total_bytes += row_bytes[f] * static_cast<size_t>(batch);
+  }
+  std::vector<ActRow> qacts[kFormats];
+  if (total_bytes > 0) {
+    uint8_t* scratch = ActScratch(total_bytes);
+    auto quantize = [&](int64_t b0, int64_t b1, int) {
+      for (int f = 0; f < kFormats; ++f) {
+        if (!used[f]) continue;
+        for (int64_t b = b0; b < b1; ++b) {
+          QuantizeActivationRowTarget(static_cast<ActFormat>(f), x + b * ldx, cols,
+                                      scratch + offset[f] + b * row_bytes[f]);
+        }
+      }
+    };
+    if (batch >= 8 && batch * cols >= (int64_t{1} << 16)) {
+      pool.ParallelFor(batch, 1, quantize);
+    } else {
+      quantize(0, batch, 0);
+    }
+    for (int f = 0; f < kFormats; ++f) {
+      if (!used[f]) continue;
+      qacts[f].resize(static_cast<size_t>(batch));
+      for (int64_t b = 0; b < batch; ++b) {
+        qacts[f][b] = ActRowAt(static_cast<ActFormat>(f), scratch + offset[f] + b * row_bytes[f], cols);
+      }
+    }
+  }
+  std::vector<const float*> facts;
+  if (any_float) {
+    facts.resize(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b) facts[b] = x + b * ldx;
+  }
+
+  // Global row g runs over outs[0]'s rows, then outs[1]'s, ...
+  int64_t total_rows = 0;
+  for (size_t i = 0; i < num_outs; ++i) total_rows += outs[i].w.rows;
+  auto run = [&](int64_t g0, int64_t g1, int) {
+    int64_t base = 0;
+    for (size_t i = 0; i < num_outs && base < g1; ++i) {
+      const MatrixView& w = outs[i].w;
+      const int64_t r0 = std::max<int64_t>(g0 - base, 0);
+      const int64_t r1 = std::min<int64_t>(g1 - base, w.rows);
+      if (r0 < r1) {
+        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(ActFormatFor(w.type))].data();
+        RunRowsOfType(w, q, facts.data(), batch, outs[i].y, outs[i].ldy, r0, r1);
+      }
+      base += w.rows;
+    }
+  };
+  // Small products: no fork-join (same kernel calls, so the same bits). Else
+  // a few chunks per thread balance uneven progress; chunks stay contiguous
+  // so each thread streams its rows sequentially (prefetcher-friendly).
+  if (pool.num_threads() == 1 || total_rows * cols * batch < kMinParallelMacs) {
+    run(0, total_rows, 0);
+    return;
+  }
+  pool.ParallelFor(total_rows, kRowBlock, run, /*chunks_per_thread=*/4);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -243,15 +286,27 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace cairn::kernels {
 
-HWY_EXPORT(MatMulTarget);
+HWY_EXPORT(MatMulSameInputTarget);
+
+void MatMulSameInput(std::span<const MatMulOutput> outs, const float* x, int64_t ldx, int64_t batch,
+                     ThreadPool& pool) {
+  CAIRN_CHECK(!outs.empty() && batch >= 0);
+  int64_t rows = 0;
+  for (const MatMulOutput& o : outs) {
+    CAIRN_CHECK(IsSupportedWeightType(o.w.type));
+    CAIRN_CHECK(o.w.cols == outs[0].w.cols);
+    CAIRN_CHECK(o.w.cols % GetDTypeInfo(o.w.type).block_elems == 0);
+    CAIRN_CHECK(ldx >= o.w.cols && o.ldy >= o.w.rows);
+    rows += o.w.rows;
+  }
+  if (batch == 0 || rows == 0) return;
+  HWY_DYNAMIC_DISPATCH(MatMulSameInputTarget)(outs.data(), outs.size(), x, ldx, batch, pool);
+}
 
 void MatMul(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y, int64_t ldy,
             ThreadPool& pool) {
-  CAIRN_CHECK(IsSupportedWeightType(w.type));
-  CAIRN_CHECK(w.cols % GetDTypeInfo(w.type).block_elems == 0);
-  CAIRN_CHECK(ldx >= w.cols && ldy >= w.rows && batch >= 0);
-  if (batch == 0 || w.rows == 0) return;
-  HWY_DYNAMIC_DISPATCH(MatMulTarget)(w, x, ldx, batch, y, ldy, pool);
+  const MatMulOutput out{w, y, ldy};
+  MatMulSameInput(std::span<const MatMulOutput>(&out, 1), x, ldx, batch, pool);
 }
 
 void GetRow(const MatrixView& w, int64_t r, float* out) {

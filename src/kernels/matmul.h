@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/dtype.h"
 #include "core/thread_pool.h"
@@ -41,6 +42,22 @@ inline MatrixView MakeMatrixView(DType type, const void* data, int64_t rows, int
 // speculative verification; large batches are prefill.
 void MatMul(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, float* y,
             int64_t ldy, ThreadPool& pool);
+
+// One product of MatMulSameInput: y[b * ldy + r] = sum_c W[r][c] * x[b * ldx + c].
+struct MatMulOutput {
+  MatrixView w;
+  float* y = nullptr;
+  int64_t ldy = 0;  // >= w.rows
+};
+
+// Several products of the same input x (e.g. q/k/v, or FFN gate/up): x is
+// quantized once per activation format in use, and the rows of all outputs
+// are split across the pool in one parallel section (one fork-join instead of
+// one per matrix, and no thread idles at the end of a small matrix). Every
+// y[b][r] is bit-identical to MatMul(outs[i].w, ...): the same kernel call
+// per (weight row, activation row). All w.cols must be equal.
+void MatMulSameInput(std::span<const MatMulOutput> outs, const float* x, int64_t ldx, int64_t batch,
+                     ThreadPool& pool);
 
 // Dequantizes row r of w into out[0..cols) (embedding lookup).
 void GetRow(const MatrixView& w, int64_t r, float* out);

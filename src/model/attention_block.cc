@@ -48,9 +48,7 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
   float* k = st.Scratch(kScratchK, n * kv_rows);
   float* v = st.Scratch(kScratchV, n * kv_rows);
   float* attn = st.Scratch(kScratchAttn, n * cfg.n_head * hd);
-  Project(c, w.attn.wq, h, n, q);
-  Project(c, w.attn.wk, h, n, k);
-  Project(c, w.attn.wv, h, n, v);
+  ProjectSameInput(c, {{w.attn.wq, q}, {w.attn.wk, k}, {w.attn.wv, v}}, h, n);
 
   {
     prof::Scope scope(prof::kNormRopeAct);

@@ -39,10 +39,7 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
   float* decay = gates + 2 * n * hv;
   float* beta = gates + 3 * n * hv;
 
-  Project(c, g.w_qkv, h, n, conv_in);
-  Project(c, g.w_gate, h, n, z);
-  Project(c, g.w_beta, h, n, b);
-  Project(c, g.w_alpha, h, n, a);
+  ProjectSameInput(c, {{g.w_qkv, conv_in}, {g.w_gate, z}, {g.w_beta, b}, {g.w_alpha, a}}, h, n);
 
   // Verification keeps the raw conv inputs so a rollback can rebuild the window.
   VerifyCapture* verify = c.verify;

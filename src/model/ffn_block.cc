@@ -1,4 +1,6 @@
 // SwiGLU feed-forward block: down(silu(gate(h)) * up(h)).
+#include <vector>
+
 #include "core/profiler.h"
 #include "kernels/activation.h"
 #include "model/layers.h"
@@ -10,13 +12,21 @@ void Project(const ForwardChunk& c, const kernels::MatrixView& w, const float* x
   kernels::MatMul(w, x, w.cols, n, y, w.rows, *c.pool);
 }
 
+void ProjectSameInput(const ForwardChunk& c, std::initializer_list<Projection> projections, const float* x,
+                      int64_t n) {
+  prof::Scope scope(prof::kMatMul);
+  std::vector<kernels::MatMulOutput> outs;
+  outs.reserve(projections.size());
+  for (const Projection& p : projections) outs.push_back(kernels::MatMulOutput{p.w, p.y, p.w.rows});
+  kernels::MatMulSameInput(outs, x, outs[0].w.cols, n, *c.pool);
+}
+
 void FfnBlock(const ForwardChunk& c, const FfnWeights& w, const float* h, float* out) {
   const int64_t n = c.n;
   const int64_t ff = c.config->n_ff;
   float* gate = c.state->Scratch(kScratchFfnGate, n * ff);
   float* up = c.state->Scratch(kScratchFfnUp, n * ff);
-  Project(c, w.gate, h, n, gate);
-  Project(c, w.up, h, n, up);
+  ProjectSameInput(c, {{w.gate, gate}, {w.up, up}}, h, n);
   {
     prof::Scope scope(prof::kNormRopeAct);
     kernels::SwiGlu(gate, up, gate, n * ff);

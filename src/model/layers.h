@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <vector>
 
@@ -69,5 +70,15 @@ void BindDeltaInputs(const ModelConfig& cfg, const float* qkv, int64_t n, const 
 
 // y[n][rows] = x[n][cols] * W^T (thin wrapper that picks strides).
 void Project(const ForwardChunk& c, const kernels::MatrixView& w, const float* x, int64_t n, float* y);
+
+// Several projections of the same x ([n][cols]), each y[n][rows of its W]:
+// one parallel section, x quantized once (kernels::MatMulSameInput); the
+// same bits as one Project per weight.
+struct Projection {
+  const kernels::MatrixView& w;
+  float* y;
+};
+void ProjectSameInput(const ForwardChunk& c, std::initializer_list<Projection> projections, const float* x,
+                      int64_t n);
 
 }  // namespace cairn::model

@@ -201,6 +201,46 @@ TEST(MatMulTest, BitExactAcrossBatchThreadsAndRowSplits) {
   }
 }
 
+// Several products of one input in one call (q/k/v, gate/up): each output
+// must equal its own MatMul bit for bit, with weight types that need both
+// activation formats and the float path at once, outputs whose row ranges
+// straddle the pool's chunks, and padded output strides.
+TEST(MatMulTest, SameInputMatchesSeparateProductsBitForBit) {
+  const int64_t cols = 512;
+  const struct {
+    DType type;
+    int64_t rows;
+  } shapes[] = {{DType::kQ8_0, 67}, {DType::kQ4_K, 40}, {DType::kF32, 19}, {DType::kQ6_K, 5}, {DType::kQ4_0, 33},
+                {DType::kBF16, 16}};
+  std::vector<Weights> weights;
+  for (size_t i = 0; i < std::size(shapes); ++i) {
+    weights.emplace_back(shapes[i].type, shapes[i].rows, cols, static_cast<uint32_t>(61 + i));
+  }
+  ThreadPool pool1(1), pool2(2);
+  ForEachTarget([&] {
+    for (int64_t batch : {1, 3, 17, 64}) {
+      SCOPED_TRACE("batch " + std::to_string(batch));
+      const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 13);
+      for (ThreadPool* pool : {&pool1, &pool2}) {
+        std::vector<std::vector<float>> fused(weights.size()), separate(weights.size());
+        std::vector<MatMulOutput> outs;
+        for (size_t i = 0; i < weights.size(); ++i) {
+          const int64_t ldy = weights[i].view.rows + static_cast<int64_t>(i);  // padded strides
+          fused[i].assign(static_cast<size_t>(batch * ldy), -1.0f);
+          separate[i].assign(static_cast<size_t>(batch * ldy), -1.0f);
+          outs.push_back(MatMulOutput{weights[i].view, fused[i].data(), ldy});
+          MatMul(weights[i].view, x.data(), cols, batch, separate[i].data(), ldy, *pool);
+        }
+        MatMulSameInput(outs, x.data(), cols, batch, *pool);
+        for (size_t i = 0; i < weights.size(); ++i) {
+          ASSERT_TRUE(test::BitEqual(fused[i].data(), separate[i].data(), fused[i].size()))
+              << GetDTypeInfo(shapes[i].type).name << ", " << pool->num_threads() << " threads";
+        }
+      }
+    }
+  });
+}
+
 // Total error of a quantized MatMul against the true product is dominated by
 // the weight format; activation quantization adds < 1% relative RMS (8-bit
 // rounding of Gaussian activations: step amax / 127 ~ 3.5 sigma / 127, error
