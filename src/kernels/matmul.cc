@@ -203,7 +203,8 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
                            ThreadPool& pool) {
   const int64_t cols = outs[0].w.cols;
   // The input once per activation format in use (usually one), in one scratch buffer.
-  constexpr int kFormats = 2;  // ActFormat::kQ8, kQ8K
+  constexpr int kFormats = 2;  // ActFormat::kQ8, kQ8K (indexes below)
+  static_assert(static_cast<int>(ActFormat::kQ8) == 0 && static_cast<int>(ActFormat::kQ8K) == kFormats - 1);
   bool used[kFormats] = {};
   bool any_float = false;
   for (size_t i = 0; i < num_outs; ++i) {
