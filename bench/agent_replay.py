@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -372,32 +373,35 @@ def print_row(r, spec):
 # Targets
 
 
+def nonneg_least_squares2(rows):
+    """(a, b) >= 0 minimising sum (a*x1 + b*x2 - y)^2 over rows (x1, x2, y): the unconstrained
+    solution when both are >= 0, else the better of the two one-parameter fits."""
+    def sse(a, b):
+        return sum((a * x1 + b * x2 - y) ** 2 for x1, x2, y in rows)
+    s11 = sum(x1 * x1 for x1, _, _ in rows)
+    s12 = sum(x1 * x2 for x1, x2, _ in rows)
+    s22 = sum(x2 * x2 for _, x2, _ in rows)
+    y1 = sum(x1 * y for x1, _, y in rows)
+    y2 = sum(x2 * y for _, x2, y in rows)
+    cands = [(y1 / s11, 0.0), (0.0, y2 / s22)]
+    det = s11 * s22 - s12 * s12
+    if det > 1e-12 * s11 * s22:
+        a, b = (y1 * s22 - y2 * s12) / det, (s11 * y2 - s12 * y1) / det
+        if a >= 0 and b >= 0:
+            cands.append((a, b))
+    return min(cands, key=lambda ab: sse(*ab))
+
+
 def fit_prefill_model(points):
     """Non-negative least squares T(n) = a*n + b*n^2 through cold prefills (n tokens, T seconds).
     a: per-token work (weights, recurrence); b: attention over the keys before each token."""
     pts = [(n, t) for n, t in points if n > 0 and t > 0]
     if not pts:
         return None
-
-    def sse(a, b):
-        return sum((a * n + b * n * n - t) ** 2 for n, t in pts)
-    cands = [(sum(n * t for n, t in pts) / sum(n * n for n, _ in pts), 0.0),        # b = 0
-             (0.0, sum(n * n * t for n, t in pts) / sum(n ** 4 for n, _ in pts))]   # a = 0
-    if len(pts) >= 2 and max(n for n, _ in pts) > 1.2 * min(n for n, _ in pts):
-        s11 = sum(n * n for n, _ in pts)
-        s12 = sum(n ** 3 for n, _ in pts)
-        s22 = sum(n ** 4 for n, _ in pts)
-        y1 = sum(n * t for n, t in pts)
-        y2 = sum(n * n * t for n, t in pts)
-        det = s11 * s22 - s12 * s12
-        if det > 0:
-            a = (y1 * s22 - y2 * s12) / det
-            b = (s11 * y2 - s12 * y1) / det
-            if a >= 0 and b >= 0:
-                cands.append((a, b))
-    else:
-        cands = cands[:1]  # one prompt length: the split between a and b is unknown; assume linear
-    return min(cands, key=lambda ab: sse(*ab))
+    if len(pts) < 2 or max(n for n, _ in pts) <= 1.2 * min(n for n, _ in pts):
+        # One prompt length: the split between a and b is unknown; assume linear.
+        return sum(n * t for n, t in pts) / sum(n * n for n, _ in pts), 0.0
+    return nonneg_least_squares2([(n, n * n, t) for n, t in pts])
 
 
 def trace_seconds_at(row, position):
@@ -412,10 +416,15 @@ def trace_seconds_at(row, position):
     return prev_sec
 
 
+def is_cold_twin(hit, twin):
+    """twin is the hit's cache-off twin: the same prompt, prefilled cold from token 0, with a trace."""
+    return twin is not None and twin["cached"] == 0 and bool(twin["trace"]) and twin["prompt"] == hit["prompt"]
+
+
 def twin_suffix_seconds(hit, twin):
-    """The time the hit's cache-off twin (same prompt, prefilled cold from token 0, run right after it
-    under the same load) spent on exactly the positions the hit prefilled: [cached, prompt)."""
-    if twin is None or twin["cached"] != 0 or not twin["trace"] or twin["prompt"] != hit["prompt"]:
+    """The time the hit's cache-off twin (run next to it under the same load) spent on exactly the
+    positions the hit prefilled: [cached, prompt)."""
+    if not is_cold_twin(hit, twin):
         return None
     return trace_seconds_at(twin, hit["prompt"]) - trace_seconds_at(twin, hit["cached"])
 
@@ -425,32 +434,23 @@ def twin_fit_suffix_seconds(hit, twin):
     chunks (16-40 of them on the long prompts), not from the one or two chunks that cover the suffix:
     a chunk of L tokens starting at depth p costs L * (alpha + beta * (p + L/2)), alpha for the
     weights and recurrence, beta for attention over the keys before each token."""
-    if twin is None or twin["cached"] != 0 or not twin["trace"] or twin["prompt"] != hit["prompt"]:
+    if not is_cold_twin(hit, twin):
         return None
     chunks, prev_pos, prev_sec = [], 0, 0.0
     for pos, sec in twin["trace"]:
         if pos > prev_pos:
-            chunks.append((pos - prev_pos, (prev_pos + pos) / 2.0, sec - prev_sec))
+            length, mid = pos - prev_pos, (prev_pos + pos) / 2.0
+            chunks.append((length, length * mid, sec - prev_sec))
         prev_pos, prev_sec = pos, sec
-    s11 = sum(n * n for n, _, _ in chunks)
-    s12 = sum(n * n * m for n, m, _ in chunks)
-    s22 = sum((n * m) ** 2 for n, m, _ in chunks)
-    y1 = sum(n * t for n, _, t in chunks)
-    y2 = sum(n * m * t for n, m, t in chunks)
-    det = s11 * s22 - s12 * s12
-    alpha, beta = y1 / s11, 0.0
-    if len(chunks) >= 3 and det > 0:
-        a, b = (y1 * s22 - y2 * s12) / det, (s11 * y2 - s12 * y1) / det
-        if a >= 0 and b >= 0:
-            alpha, beta = a, b
+    alpha, beta = nonneg_least_squares2(chunks) if len(chunks) >= 3 else (
+        sum(x1 * y for x1, _, y in chunks) / sum(x1 * x1 for x1, _, _ in chunks), 0.0)
     n, c = hit["prompt"], hit["cached"]
     return (n - c) * (alpha + beta * (n + c) / 2.0)
 
 
 def median_ttft(hit):
     """Median client TTFT over the hit's repeated samples (the row itself when it was measured once)."""
-    t = sorted(s["ttft"] for s in hit.get("samples") or [hit])
-    return t[len(t) // 2] if len(t) % 2 else 0.5 * (t[len(t) // 2 - 1] + t[len(t) // 2])
+    return statistics.median(s["ttft"] for s in hit.get("samples") or [hit])
 
 
 def check_targets(on_rows, off_rows, on_wall, off_wall, sizes):
