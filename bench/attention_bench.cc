@@ -12,6 +12,7 @@
 // 2 flops per multiply-add of q.k and p.v over the visible keys.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -110,6 +111,41 @@ BENCHMARK(BM_AttentionDecode)
     ->ArgNames({"shape", "ctx", "threads"})
     ->ArgsProduct({{0, 1}, {4096, 16384}, {1, 2}})
     ->UseRealTime();
+
+// Split-KV head groups, side by side in one process: each iteration runs the
+// next layer with one KV head per task, then the next layer with the
+// kernel's own choice (attention.h, "Work split"), timing each call. Reports
+// kv_GB/s of the kernel's choice and speedup_vs_1_head (total time with one
+// head per task / total time with the choice); alternating call by call
+// cancels this machine's drift. Args (shape, ctx, threads).
+void BM_AttentionDecodeHeadGroups(benchmark::State& state) {
+  const Shape& s = ShapeOf(state.range(0));
+  const int64_t ctx = state.range(1);
+  Kv kv(s, ctx, s.layers);
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
+  AttentionParams one_head = Params(s);
+  one_head.split_heads_per_task = 1;
+  double seconds[2] = {0.0, 0.0};
+  size_t layer = 0;
+  for (auto _ : state) {
+    for (int v = 0; v < 2; ++v) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Attention(v == 0 ? one_head : Params(s), q.data(), 1, ctx - 1, kv.views[layer], out.data(), pool);
+      seconds[v] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      layer = (layer + 1) % kv.views.size();
+    }
+  }
+  state.SetLabel(NameOf(state.range(0)));
+  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
+  state.counters["kv_GB/s"] = bytes * static_cast<double>(state.iterations()) / seconds[1] / 1e9;
+  state.counters["speedup_vs_1_head"] = seconds[0] / seconds[1];
+}
+BENCHMARK(BM_AttentionDecodeHeadGroups)
+    ->ArgNames({"shape", "ctx", "threads"})
+    ->ArgsProduct({{0, 1}, {4096, 6144, 16384}, {1, 2}})
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 // Decode over one cache of `ctx` tokens, the same every iteration, so the KV
 // (8 MB for q35, 16 MB for q3 at 4096; L3 is 32 MB here) stays in the L3

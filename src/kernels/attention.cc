@@ -389,73 +389,96 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-// Reduces partition `part` for rows [r0, r1) and the `group` query heads of KV
-// head kvh. Writes per query its o, m, l to `out` ([n_queries][hd + 2]);
-// queries whose row does not reach the partition are left untouched.
+// Reduces partition `part` for rows [r0, r1) and the `group` query heads of
+// each KV head in [kvh0, kvh1). Queries are numbered
+// (kvh - kvh0) * n_head_queries + (r - r0) * group + g, n_head_queries =
+// (r1 - r0) * group (s.q, s.scores, s.rho and `out` use that order). Writes per
+// query its o, m, l to `out` ([n_queries][hd + 2]); queries whose row does not
+// reach the partition are left untouched.
+// Tiles are the outer loop and heads the inner one: the heads' runs of a KV
+// block slab are adjacent (head-major), so a task over several heads streams
+// one long contiguous run of K and one of V per tile instead of one short run
+// per head (see AttentionImpl). Each (query, head) sees exactly the same
+// operations in the same order whatever the head range.
 template <typename KvT>
-void RunPartition(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t part, Scratch& s, float* out) {
+void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, int64_t part, Scratch& s,
+                  float* out) {
   const KvView& kv = *plan.kv;
   const int64_t hd = plan.p->head_dim;
   const int64_t bt = kv.block_tokens;
   const int64_t group = plan.group;
   const int64_t stride = plan.State();
+  const int64_t head_queries = (r1 - r0) * group;
   const int64_t p_max = plan.q_pos0 + r1 - 1;
   const int64_t part_begin = part * plan.part_tokens;
   const int64_t part_end = std::min(part_begin + plan.part_tokens, p_max + 1);
+  const int64_t row_bytes = hd * static_cast<int64_t>(sizeof(KvT));
   // Fresh accumulators for the queries this partition reaches.
-  for (int64_t r = std::max(r0, part_begin - plan.q_pos0); r < r1; ++r) {
-    for (int64_t g = 0; g < group; ++g) {
-      float* st = out + ((r - r0) * group + g) * stride;
-      std::fill(st, st + hd, 0.0f);
-      st[hd] = kNegInf;
-      st[hd + 1] = 0.0f;
+  for (int kvh = kvh0; kvh < kvh1; ++kvh) {
+    for (int64_t r = std::max(r0, part_begin - plan.q_pos0); r < r1; ++r) {
+      for (int64_t g = 0; g < group; ++g) {
+        float* st = out + ((kvh - kvh0) * head_queries + (r - r0) * group + g) * stride;
+        std::fill(st, st + hd, 0.0f);
+        st[hd] = kNegInf;
+        st[hd + 1] = 0.0f;
+      }
     }
   }
   for (int64_t ts = part_begin; ts < part_end; ts += bt) {
     const int64_t te = std::min(ts + bt, part_end);
     const int64_t block = ts / bt;
-    const int64_t first = (kvh * bt + (ts - block * bt)) * hd;   // element offset in the head-major slab
-    const KvT* k0 = reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
-    const KvT* v0 = reinterpret_cast<const KvT*>(kv.v_blocks[block]) + first;
     const int64_t r_lo = std::max(r0, ts - plan.q_pos0);   // rows before ts do not see the tile
-    const int64_t q_lo = (r_lo - r0) * group;
-    TilePrefetch prefetch;
-    prefetch.v = reinterpret_cast<const uint8_t*>(v0);
-    prefetch.n = te - ts;
-    prefetch.stride = plan.kv_row_stride * static_cast<int64_t>(sizeof(KvT));
-    prefetch.row = hd * static_cast<int64_t>(sizeof(KvT));
-    if (te < plan.q_pos0 + r1 && te % bt == 0) {   // the next tile is read by this task
-      prefetch.k_next = kv.k_blocks[block + 1] + kvh * bt * prefetch.row;
-      prefetch.n_next = std::min(bt, plan.q_pos0 + r1 - te);
-    }
-    Scores(s.q.data() + q_lo * hd, (r1 - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
-           s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
-    for (int64_t r = r_lo; r < r1; ++r) {
-      const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
-      for (int64_t qi = (r - r0) * group; qi < (r - r0 + 1) * group; ++qi) {
-        float* st = out + qi * stride;
-        s.rho[qi] = SoftmaxTile(s.scores.data() + qi * plan.s_stride, n, st[hd], st[hd + 1]);
+    for (int kvh = kvh0; kvh < kvh1; ++kvh) {
+      const int64_t first = (kvh * bt + (ts - block * bt)) * hd;   // element offset in the head-major slab
+      const KvT* k0 = reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
+      const KvT* v0 = reinterpret_cast<const KvT*>(kv.v_blocks[block]) + first;
+      const int64_t q_base = (kvh - kvh0) * head_queries;
+      const int64_t q_lo = q_base + (r_lo - r0) * group;
+      float* head_out = out + q_base * stride;
+      TilePrefetch prefetch;
+      prefetch.v = reinterpret_cast<const uint8_t*>(v0);
+      prefetch.n = te - ts;
+      prefetch.stride = plan.kv_row_stride * static_cast<int64_t>(sizeof(KvT));
+      prefetch.row = row_bytes;
+      // The K rows this task reads next: the next head's in this tile, or the
+      // first head's in the next tile.
+      if (kvh + 1 < kvh1) {
+        prefetch.k_next = kv.k_blocks[block] + (first + bt * hd) * static_cast<int64_t>(sizeof(KvT));
+        prefetch.n_next = te - ts;
+      } else if (te < part_end) {
+        prefetch.k_next = kv.k_blocks[block + 1] + kvh0 * bt * row_bytes;
+        prefetch.n_next = std::min(bt, part_end - te);
       }
-    }
-    // P.V over runs of rows that see the same keys (all rows except on the
-    // diagonal tile), so V loads are shared by the run's queries.
-    for (int64_t ra = r_lo; ra < r1;) {
-      const int64_t n = std::min(te, plan.q_pos0 + ra + 1) - ts;
-      int64_t rb = ra + 1;
-      while (rb < r1 && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
-      const int64_t qa = (ra - r0) * group;
-      Pv(s.scores.data() + qa * plan.s_stride, plan.s_stride, s.rho.data() + qa, (rb - ra) * group, v0,
-         plan.kv_row_stride, n, hd, out + qa * stride, stride);
-      ra = rb;
+      Scores(s.q.data() + q_lo * hd, (r1 - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
+             s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
+      for (int64_t r = r_lo; r < r1; ++r) {
+        const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
+        for (int64_t qi = (r - r0) * group; qi < (r - r0 + 1) * group; ++qi) {
+          float* st = head_out + qi * stride;
+          s.rho[q_base + qi] = SoftmaxTile(s.scores.data() + (q_base + qi) * plan.s_stride, n, st[hd], st[hd + 1]);
+        }
+      }
+      // P.V over runs of rows that see the same keys (all rows except on the
+      // diagonal tile), so V loads are shared by the run's queries.
+      for (int64_t ra = r_lo; ra < r1;) {
+        const int64_t n = std::min(te, plan.q_pos0 + ra + 1) - ts;
+        int64_t rb = ra + 1;
+        while (rb < r1 && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
+        const int64_t qa = (ra - r0) * group;
+        Pv(s.scores.data() + (q_base + qa) * plan.s_stride, plan.s_stride, s.rho.data() + q_base + qa,
+           (rb - ra) * group, v0, plan.kv_row_stride, n, hd, head_out + qa * stride, stride);
+        ra = rb;
+      }
     }
   }
 }
 
-void RunPartitionAnyType(const Plan& plan, int kvh, int64_t r0, int64_t r1, int64_t part, Scratch& s, float* out) {
+void RunPartitionAnyType(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, int64_t part, Scratch& s,
+                         float* out) {
   if (plan.kv->dtype == DType::kF16) {
-    RunPartition<hwy::float16_t>(plan, kvh, r0, r1, part, s, out);
+    RunPartition<hwy::float16_t>(plan, kvh0, kvh1, r0, r1, part, s, out);
   } else {
-    RunPartition<hwy::bfloat16_t>(plan, kvh, r0, r1, part, s, out);
+    RunPartition<hwy::bfloat16_t>(plan, kvh0, kvh1, r0, r1, part, s, out);
   }
 }
 
@@ -508,6 +531,65 @@ void PrepareScratch(const Plan& plan, int64_t n_queries, Scratch& s) {
   Scratch::Ensure(s.acc, nq * plan.State());
 }
 
+// Rate at which the threads stream K and V from memory in contiguous runs of
+// `bytes` (each followed by a jump to another block), relative to one long
+// contiguous read: bandwidth_bench's BM_ReadRuns (of_contiguous, 2 threads,
+// Zen 3 VM): 4 KiB 0.60, 16 KiB 0.81, 32 KiB 0.92, 64 KiB 0.93, 128 KiB and
+// more 1.0. Linear in log2(bytes) between the points.
+double RunStreamRate(int64_t bytes) {
+  constexpr double kRate[] = {0.60, 0.71, 0.81, 0.90, 0.93, 0.97, 1.0};   // 4 KiB, 8 KiB, ..., 256 KiB
+  const double x = std::clamp(std::log2(static_cast<double>(bytes) / 4096.0), 0.0, 6.0);
+  const int i = std::min(static_cast<int>(x), 5);
+  return kRate[i] + (x - i) * (kRate[i + 1] - kRate[i]);
+}
+
+// KV heads per split-KV task: a divisor of n_kv_heads. More heads per task
+// make longer contiguous runs (a block slab stores a layer's heads one after
+// another), fewer make more tasks to balance over the threads. Each divisor
+// is priced by list-scheduling its tasks in index order (the order the pool
+// hands them out) and dividing the longest thread's KV tokens by the run's
+// stream rate; the cheapest wins (ties: fewer heads). The choice only moves
+// work between threads: a row's bits never depend on it.
+// Remembered per thread for the last arguments: every attention layer of a
+// decode step asks the same question.
+int SplitHeadsPerTask(const Plan& plan, int64_t n_rows, int64_t rows_per_task, int threads) {
+  struct Memo {
+    int64_t key[7] = {-1};
+    int heads = 1;
+  };
+  thread_local Memo memo;
+  const int64_t key[7] = {plan.p->n_kv_heads, plan.p->head_dim, plan.kv->block_tokens, plan.q_pos0,
+                          n_rows, rows_per_task, threads};
+  if (std::equal(key, key + 7, memo.key)) return memo.heads;
+  std::copy(key, key + 7, memo.key);
+  const int64_t n_kv_heads = plan.p->n_kv_heads;
+  const int64_t row_bytes = plan.p->head_dim * 2;   // F16 / BF16
+  const int64_t max_parts = plan.Parts(plan.q_pos0 + n_rows - 1);
+  std::vector<int64_t> busy(static_cast<size_t>(threads));
+  int best = 1;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (int64_t heads = 1; heads <= n_kv_heads; ++heads) {
+    if (n_kv_heads % heads != 0) continue;
+    std::fill(busy.begin(), busy.end(), 0);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += rows_per_task) {
+      const int64_t p_end = plan.q_pos0 + std::min(r0 + rows_per_task, n_rows);   // one past the last key
+      for (int64_t part = 0; part < max_parts; ++part) {
+        const int64_t tokens = std::min(p_end, (part + 1) * plan.part_tokens) - part * plan.part_tokens;
+        if (tokens <= 0) continue;
+        for (int64_t g = 0; g < n_kv_heads / heads; ++g) *std::min_element(busy.begin(), busy.end()) += tokens * heads;
+      }
+    }
+    const double time = static_cast<double>(*std::max_element(busy.begin(), busy.end())) /
+                        RunStreamRate(heads * plan.kv->block_tokens * row_bytes);
+    if (time < best_time * (1.0 - 1e-9)) {
+      best_time = time;
+      best = static_cast<int>(heads);
+    }
+  }
+  memo.heads = best;
+  return best;
+}
+
 void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int64_t q_pos0,
                    const KvView& kv, float* out, ThreadPool& pool) {
   CAIRN_CHECK(p.n_kv_heads == kv.n_kv_heads && p.head_dim == kv.head_dim);
@@ -550,7 +632,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
       PrepareScratch(plan, (r1 - r0) * group, s);
       LoadQueries(plan, kvh, r0, r1, s.q.data());
       for (int64_t part = 0; part < plan.Parts(q_pos0 + r1 - 1); ++part) {
-        RunPartitionAnyType(plan, kvh, r0, r1, part, s, s.part.data());
+        RunPartitionAnyType(plan, kvh, kvh + 1, r0, r1, part, s, s.part.data());
         for (int64_t r = r0; r < r1; ++r) {
           if (part >= plan.Parts(q_pos0 + r)) continue;
           for (int g = 0; g < group; ++g) {
@@ -570,27 +652,38 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
   }
 
   // Split-KV (decode, short verification batches): one task per (row block,
-  // partition, kv head), then a fixed-order merge per (row, head).
+  // partition, group of KV heads), then a fixed-order merge per (row, head).
   std::vector<float> parts(static_cast<size_t>(n_rows) * p.n_heads * max_parts * state);
   auto part_ptr = [&](int64_t r, int64_t h, int64_t part) {
     return parts.data() + ((r * p.n_heads + h) * max_parts + part) * state;
   };
-  const int64_t split_tasks = row_blocks * p.n_kv_heads * max_parts;
+  const int heads_per_task = p.split_heads_per_task > 0
+                                 ? p.split_heads_per_task
+                                 : SplitHeadsPerTask(plan, n_rows, rows_per_task, pool.num_threads());
+  CAIRN_CHECK(p.n_kv_heads % heads_per_task == 0);
+  const int head_groups = p.n_kv_heads / heads_per_task;
+  const int64_t split_tasks = row_blocks * max_parts * head_groups;
   pool.Run(split_tasks, [&](int64_t task, int) {
-    const int kvh = static_cast<int>(task % p.n_kv_heads);
-    const int64_t part = task / p.n_kv_heads % max_parts;
-    const int64_t r0 = task / p.n_kv_heads / max_parts * rows_per_task;
+    const int kvh0 = static_cast<int>(task % head_groups) * heads_per_task;
+    const int kvh1 = kvh0 + heads_per_task;
+    const int64_t part = task / head_groups % max_parts;
+    const int64_t r0 = task / head_groups / max_parts * rows_per_task;
     const int64_t r1 = std::min(r0 + rows_per_task, n_rows);
     if (part >= plan.Parts(q_pos0 + r1 - 1)) return;
+    const int64_t head_queries = (r1 - r0) * group;
     Scratch& s = ThreadScratch();
-    PrepareScratch(plan, (r1 - r0) * group, s);
-    LoadQueries(plan, kvh, r0, r1, s.q.data());
-    RunPartitionAnyType(plan, kvh, r0, r1, part, s, s.part.data());
-    for (int64_t r = r0; r < r1; ++r) {
-      if (part >= plan.Parts(q_pos0 + r)) continue;
-      for (int g = 0; g < group; ++g) {
-        const float* st = s.part.data() + ((r - r0) * group + g) * state;
-        std::copy(st, st + state, part_ptr(r, kvh * group + g, part));
+    PrepareScratch(plan, heads_per_task * head_queries, s);
+    for (int kvh = kvh0; kvh < kvh1; ++kvh) {
+      LoadQueries(plan, kvh, r0, r1, s.q.data() + (kvh - kvh0) * head_queries * hd);
+    }
+    RunPartitionAnyType(plan, kvh0, kvh1, r0, r1, part, s, s.part.data());
+    for (int kvh = kvh0; kvh < kvh1; ++kvh) {
+      for (int64_t r = r0; r < r1; ++r) {
+        if (part >= plan.Parts(q_pos0 + r)) continue;
+        for (int g = 0; g < group; ++g) {
+          const float* st = s.part.data() + ((kvh - kvh0) * head_queries + (r - r0) * group + g) * state;
+          std::copy(st, st + state, part_ptr(r, kvh * group + g, part));
+        }
       }
     }
   });

@@ -33,11 +33,14 @@
 // is read once per task for all its queries, walking the partitions in order.
 // A single row block over several partitions (decode, speculative
 // verification) or too few tasks for the threads switches to split-KV: tasks
-// (row block, partition, kv_head), kv_head fastest, then a second pass
-// merges each (row, head)'s partitions. A task reads its head's contiguous
-// run of each head-major block slab (`[kv_head][token][head_dim]`).
-// Decode at 4k/16k: 3/9 partitions x 2 (Qwen3.5-0.8B) or x 8 (Qwen3-0.6B)
-// KV heads, handed out dynamically: equal work on 2 threads.
+// (row block, partition, group of KV heads), head group fastest, then a
+// second pass merges each (row, head)'s partitions. A task walks its
+// partition tile by tile and, per tile, its heads in order; the heads' runs
+// of a head-major block slab (`[kv_head][token][head_dim]`) are adjacent, so
+// a group of heads streams one long contiguous run of K and of V per tile.
+// The group size trades run length (memory streams faster in long runs)
+// against the number of tasks to balance over the threads; a small cost
+// model picks it per call (attention.cc, SplitHeadsPerTask).
 // While a tile's scores are computed, its V rows and the next tile's K rows
 // are software-prefetched (decode 1.3-2.6x faster with it on this VM).
 #pragma once
@@ -80,6 +83,10 @@ struct AttentionParams {
   // (Qwen3.5 interleaves q with its gate: q_head_stride = 2 * head_dim.)
   int64_t q_row_stride = 0;
   int64_t q_head_stride = 0;
+  // KV heads per split-KV task (decode, verification): 0 lets the kernel
+  // choose; a divisor of n_kv_heads forces it (tests, benchmarks). Never
+  // changes the output bits.
+  int split_heads_per_task = 0;
 };
 
 // q:   query rows (addressing above), F32, already normed and rotated.

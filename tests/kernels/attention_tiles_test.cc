@@ -216,5 +216,46 @@ TEST(AttentionTilesTest, BitIdenticalAcrossSplitsAtModelShapes) {
   }
 }
 
+// Split-KV tasks over groups of KV heads (decode, verification): every
+// divisor of the KV heads, forced through AttentionParams, gives the bits of
+// the one-shot call (the per-KV-head prefill tasks), and so does the
+// kernel's own choice; rows end in the third partition (three partitions
+// per task group, the last one partial), 1 to 4 threads.
+TEST(AttentionTilesTest, SplitHeadGroupsAreBitIdentical) {
+  const std::vector<std::pair<DType, Shape>> cases = {
+      {DType::kF16, {16, 8, 128}},   // Qwen3-0.6B: groups of 1, 2, 4, 8 KV heads
+      {DType::kBF16, {8, 2, 256}},   // Qwen3.5-0.8B: 1, 2
+      {DType::kF16, {12, 6, 64}},    // 1, 2, 3, 6
+  };
+  const int64_t rows = 8;
+  const int64_t pos0 = 2 * kAttentionPartitionTokens + 37;
+  for (const auto& [dt, shape] : cases) {
+    AttentionParams p = Params(shape.heads, shape.kv_heads, shape.hd);
+    PagedKv kv(dt, 64, shape.kv_heads, shape.hd, pos0 + rows, 51);
+    const int64_t q_row = static_cast<int64_t>(p.n_heads) * p.head_dim;
+    const std::vector<float> q = test::RandomVector(rows * q_row, -1.5f, 1.5f, 52);
+    test::ForEachTarget([&] {
+      ThreadPool pool1(1);
+      const std::vector<float> all = RunRows(p, q, q_row, 0, rows, pos0, kv.view, pool1);
+      for (int threads : {1, 2, 3, 4}) {
+        ThreadPool pool(threads);
+        for (int heads = 0; heads <= shape.kv_heads; ++heads) {
+          if (heads > 0 && shape.kv_heads % heads != 0) continue;
+          p.split_heads_per_task = heads;
+          for (int64_t width : {1, 3}) {
+            for (int64_t i = 0; i + width <= rows; i += width) {
+              const std::vector<float> got = RunRows(p, q, q_row, i, width, pos0 + i, kv.view, pool);
+              ASSERT_TRUE(test::BitEqual(got.data(), all.data() + i * q_row, got.size()))
+                  << "kv heads " << shape.kv_heads << " per task " << heads << " threads " << threads << " rows ["
+                  << i << ", " << i + width << ")";
+            }
+          }
+        }
+        p.split_heads_per_task = 0;
+      }
+    });
+  }
+}
+
 }  // namespace
 }  // namespace cairn::kernels
