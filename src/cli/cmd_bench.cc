@@ -1,15 +1,25 @@
 // `cairn bench --model FILE [--prompt-tokens 512,4096] [--depths 0,4096]
 //              [--decode-tokens N] [--threads N] [--profile]
-//              [--depth-fill prefill|copy] [--fill-prompt-tokens N]`
+//              [--depth-fill prefill|copy] [--fill-prompt-tokens N]
+//              [--paired-steps N] [--paired-probe-gb GB]`
 // Prefill and decode throughput of a model against this machine's measured
 // read bandwidth (decode ceiling = bandwidth / bytes read per token), with an
 // optional per-category time split. Prints Markdown tables on stdout.
 // `--depth-fill copy` reaches decode depths by prefilling only N tokens and
 // replicating their KV blocks (model/bench/model_bench.h); the output says so.
+// The paired column times more decode steps, each between two bandwidth
+// passes, and divides each step's read rate by the bandwidth of its own
+// neighbouring passes (model_bench.h, BenchOptions::probe): on a shared
+// machine whose bandwidth drifts by tens of percent from minute to minute,
+// that ratio is the one to compare.
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "core/profiler.h"
@@ -36,6 +46,8 @@ struct BenchArgs {
   bool profile = false;
   double bandwidth_gb = 1.0;   // GB (1e9 bytes) summed per bandwidth pass
   int bandwidth_passes = 5;
+  int64_t paired_steps = 16;
+  double paired_probe_gb = 0.25;
   uint64_t seed = 1;
 };
 
@@ -123,6 +135,12 @@ void RunBench(const BenchArgs& args) {
   options.profile = args.profile;
   options.seed = args.seed;
   options.on_phase = PrintPhase;
+  std::unique_ptr<bench::BandwidthProbe> paired_probe;
+  if (args.paired_steps > 0 && !args.depths.empty()) {
+    paired_probe = std::make_unique<bench::BandwidthProbe>(pool, static_cast<size_t>(args.paired_probe_gb * 1e9));
+    options.probe = paired_probe.get();
+    options.paired_steps = args.paired_steps;
+  }
   const bench::BenchResult result = bench::RunModelBench(*m, options, pool);
   // Peak RSS before the bandwidth probe, whose buffer would dominate it.
   const size_t peak_rss = bench::PeakRssBytes();
@@ -148,8 +166,11 @@ void RunBench(const BenchArgs& args) {
               "cpu-normalized %.1f GB/s\n",
               bw.bytes / 1e9, bw.passes, pool.num_threads(), bw.best_gbps, bw.median_gbps, bw.cpu_gbps);
   std::printf("- empty pool section (fork-join): %.1f us median\n", section_us);
-  std::printf("- peak RSS: %.1f MB (file weights %.1f MB); involuntary context switches: %lld\n",
-              peak_rss / kMB, m->weights().bytes / kMB, static_cast<long long>(nivcsw));
+  std::printf("- peak RSS: %.1f MB (file weights %.1f MB%s); involuntary context switches: %lld\n",
+              peak_rss / kMB, m->weights().bytes / kMB,
+              paired_probe ? fmt::format(", paired probe buffer {:.1f} MB", paired_probe->bytes() / kMB).c_str()
+                           : "",
+              static_cast<long long>(nivcsw));
   std::printf("- load average (1 min): %.2f at start, %.2f at end\n", load_start, load_end);
   if (options.depth_fill == bench::DepthFill::kCopy) {
     std::printf("- depth fill: copy — each decode depth was prefilled for real only up to %lld tokens; the "
@@ -170,10 +191,12 @@ void RunBench(const BenchArgs& args) {
   }
   if (!result.decode.empty()) {
     std::printf("\nceiling = bandwidth / bytes per token; of ceiling: cpu tok/s vs cpu-normalized bandwidth, "
-                "best step vs best bandwidth pass (target >= 0.75)\n\n"
+                "best step vs best bandwidth pass, and paired: median [min, max] over %lld steps of the step's "
+                "read rate vs its neighbouring %.2f GB bandwidth passes (target >= 0.75)\n\n"
                 "| depth | KV filled by | MB/token | decode tok/s (wall) | tok/s (cpu) | tok/s (best step) | "
-                "ceiling tok/s (cpu bw) | of ceiling (cpu) | of ceiling (best) | load |\n"
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+                "ceiling tok/s (cpu bw) | of ceiling (cpu) | of ceiling (best) | of ceiling (paired) | load |\n"
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+                static_cast<long long>(args.paired_steps), args.paired_probe_gb);
     for (const bench::DecodeResult& d : result.decode) {
       const double mb = d.bytes_per_token / kMB;
       const double ceiling_cpu = bw.cpu_gbps * 1e3 / mb;
@@ -181,11 +204,17 @@ void RunBench(const BenchArgs& args) {
       const std::string filled = d.prefilled >= d.depth
                                      ? std::string("prefill")
                                      : "prefill " + std::to_string(d.prefilled) + " + copy";
-      std::printf("| %lld | %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n",
+      std::string paired = "-";
+      if (!d.paired_of_ceiling.empty()) {
+        std::vector<double> r = d.paired_of_ceiling;
+        std::sort(r.begin(), r.end());
+        paired = fmt::format("{:.2f} [{:.2f}, {:.2f}]", r[r.size() / 2], r.front(), r.back());
+      }
+      std::printf("| %lld | %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %s | %.1f |\n",
                   static_cast<long long>(d.depth), filled.c_str(), mb, d.timing.TokPerSecWall(),
                   d.timing.TokPerSecCpu(), d.timing.TokPerSecBestStep(), ceiling_cpu,
                   d.timing.TokPerSecCpu() / ceiling_cpu, d.timing.TokPerSecBestStep() / ceiling_best,
-                  d.timing.load_avg);
+                  paired.c_str(), d.timing.load_avg);
     }
   }
   if (args.profile) {
@@ -232,6 +261,13 @@ const CommandRegistration kRegistration{"bench", 80, [](CLI::App& app) {
   cmd->add_flag("--profile", args->profile, "Time split by category (matmul, attention, ...)");
   cmd->add_option("--bandwidth-gb", args->bandwidth_gb, "GB summed per bandwidth pass")->capture_default_str();
   cmd->add_option("--bandwidth-passes", args->bandwidth_passes, "Timed bandwidth passes")->capture_default_str();
+  cmd->add_option("--paired-steps", args->paired_steps,
+                  "Extra decode steps per depth, each between two bandwidth passes (0 = none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--paired-probe-gb", args->paired_probe_gb, "GB summed per paired bandwidth pass")
+      ->check(CLI::Range(0.05, 8.0))
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Random token seed")->capture_default_str();
   cmd->callback([args] { RunBench(*args); });
 }};

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/thread_pool.h"
 
@@ -15,6 +16,27 @@ struct BandwidthResult {
   double best_gbps = 0.0;        // best pass, wall clock (1e9 bytes / s)
   double median_gbps = 0.0;      // median pass, wall clock
   double cpu_gbps = 0.0;         // all passes: bytes / (process CPU seconds / threads)
+};
+
+// A read-bandwidth probe that keeps its buffer, so single passes can be
+// interleaved with the work they are compared with (decode steps): both then
+// see the same machine. Each pass is a streaming sum over the whole buffer on
+// every thread of the pool (contiguous slices). The constructor faults the
+// pages in with one untimed pass.
+class BandwidthProbe {
+ public:
+  BandwidthProbe(ThreadPool& pool, size_t bytes);
+  ~BandwidthProbe();
+  BandwidthProbe(const BandwidthProbe&) = delete;
+  BandwidthProbe& operator=(const BandwidthProbe&) = delete;
+
+  // One timed pass: wall-clock GB/s (1e9 bytes / s).
+  double PassGbps();
+  size_t bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Streaming sum over a buffer of `bytes` (>= 1 GB recommended) on every thread

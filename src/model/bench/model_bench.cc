@@ -197,24 +197,39 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
     const StateSnapshot at_depth = running->Snapshot();
     int32_t token = RandomTokens(rng, 1, n_vocab)[0];
     double best_step = 1e30;
-    PhaseClock clock;
-    for (int64_t i = 0; i < options.decode_tokens; ++i) {
-      Stopwatch step;
+    const int32_t first_token = token;
+    auto step = [&] {   // one decode step with greedy feedback; returns its wall seconds
+      Stopwatch sw;
       ForwardRequest request;
       request.tokens = std::span<const int32_t>(&token, 1);
       ForwardResult result;
       model.Forward(*running, request, &result, pool);
       token = Argmax(result.logits.data(), n_vocab);
-      best_step = std::min(best_step, step.Seconds());
-    }
+      return sw.Seconds();
+    };
+    PhaseClock clock;
+    for (int64_t i = 0; i < options.decode_tokens; ++i) best_step = std::min(best_step, step());
     DecodeResult r;
     r.depth = length;
     r.prefilled = std::min(real_tokens, length);
     r.bytes_per_token = decode_bytes.Total(length);
     r.timing = clock.Finish(options.decode_tokens, threads);
     r.timing.best_step_s = best_step;
-    out.decode.push_back(std::move(r));
     running->Restore(at_depth);
+    if (options.probe != nullptr && options.paired_steps > 0) {
+      if (options.on_phase) options.on_phase("decode paired with bandwidth passes", length);
+      token = first_token;
+      double before = options.probe->PassGbps();
+      for (int64_t i = 0; i < options.paired_steps; ++i) {
+        const double seconds = step();
+        const double after = options.probe->PassGbps();
+        const double step_gbps = static_cast<double>(r.bytes_per_token) / 1e9 / seconds;
+        r.paired_of_ceiling.push_back(step_gbps / (0.5 * (before + after)));
+        before = after;
+      }
+      running->Restore(at_depth);
+    }
+    out.decode.push_back(std::move(r));
   }
   prof::SetEnabled(false);
   return out;

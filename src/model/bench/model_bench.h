@@ -26,6 +26,7 @@
 
 #include "core/profiler.h"
 #include "core/thread_pool.h"
+#include "model/bench/memory_probe.h"
 #include "model/model.h"
 
 namespace cairn::model::bench {
@@ -42,6 +43,15 @@ struct BenchOptions {
   int64_t fill_prompt_tokens = 1024;   // kCopy: tokens really prefilled (>= one KV block)
   bool profile = false;
   uint64_t seed = 1;
+  // Paired measurement (when probe != nullptr): after the timed decode steps,
+  // paired_steps more steps from the same depth, each preceded by one probe
+  // pass, plus one pass after the last. Step i's read rate (bytes per token /
+  // step seconds) is divided by the mean rate of the passes just before and
+  // after it: the fraction of the bandwidth ceiling measured at the same
+  // moment, so the machine's drift between the probe and the decode cancels.
+  // The passes evict the caches before every step (conservative).
+  int64_t paired_steps = 0;
+  BandwidthProbe* probe = nullptr;
   // Called with a short line before each phase starts (progress on stderr).
   void (*on_phase)(const char* what, int64_t tokens) = nullptr;
 };
@@ -86,6 +96,7 @@ struct DecodeResult {
   int64_t prefilled = 0;        // tokens of the depth really prefilled (< depth: KV replicated)
   size_t bytes_per_token = 0;
   PhaseTiming timing;
+  std::vector<double> paired_of_ceiling;   // per paired step (BenchOptions::probe)
 };
 
 struct BenchResult {
