@@ -1,6 +1,8 @@
 // SwiGLU feed-forward block: down(silu(gate(h)) * up(h)).
-#include <vector>
+#include <array>
+#include <span>
 
+#include "core/error.h"
 #include "core/profiler.h"
 #include "kernels/activation.h"
 #include "model/layers.h"
@@ -8,17 +10,17 @@
 namespace cairn::model {
 
 void Project(const ForwardChunk& c, const kernels::MatrixView& w, const float* x, int64_t n, float* y) {
-  prof::Scope scope(prof::kMatMul);
-  kernels::MatMul(w, x, w.cols, n, y, w.rows, *c.pool);
+  ProjectSameInput(c, {{w, y}}, x, n);
 }
 
 void ProjectSameInput(const ForwardChunk& c, std::initializer_list<Projection> projections, const float* x,
                       int64_t n) {
   prof::Scope scope(prof::kMatMul);
-  std::vector<kernels::MatMulOutput> outs;
-  outs.reserve(projections.size());
-  for (const Projection& p : projections) outs.push_back(kernels::MatMulOutput{p.w, p.y, p.w.rows});
-  kernels::MatMulSameInput(outs, x, outs[0].w.cols, n, *c.pool);
+  std::array<kernels::MatMulOutput, kMaxSameInputProjections> outs;
+  CAIRN_CHECK(projections.size() >= 1 && projections.size() <= outs.size());
+  size_t k = 0;
+  for (const Projection& p : projections) outs[k++] = kernels::MatMulOutput{p.w, p.y, p.w.rows};
+  kernels::MatMulSameInput(std::span<const kernels::MatMulOutput>(outs.data(), k), x, outs[0].w.cols, n, *c.pool);
 }
 
 void FfnBlock(const ForwardChunk& c, const FfnWeights& w, const float* h, float* out) {

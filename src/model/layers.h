@@ -68,12 +68,14 @@ void FfnBlock(const ForwardChunk& c, const FfnWeights& w, const float* h, float*
 void BindDeltaInputs(const ModelConfig& cfg, const float* qkv, int64_t n, const float* g, const float* beta,
                      std::vector<float>* expanded, kernels::GatedDeltaShape* shape, kernels::GatedDeltaInputs* in);
 
-// y[n][rows] = x[n][cols] * W^T (thin wrapper that picks strides).
+// y[n][rows] = x[n][cols] * W^T (the one-projection case of ProjectSameInput).
 void Project(const ForwardChunk& c, const kernels::MatrixView& w, const float* x, int64_t n, float* y);
 
-// Several projections of the same x ([n][cols]), each y[n][rows of its W]:
-// one parallel section, x quantized once (kernels::MatMulSameInput); the
-// same bits as one Project per weight.
+// Several projections (1 .. kMaxSameInputProjections) of the same x
+// ([n][cols]), each y[n][rows of its W]: one parallel section, x quantized
+// once (kernels::MatMulSameInput); the same bits as one Project per weight.
+// No allocation (decode calls it ~100 times per token).
+inline constexpr size_t kMaxSameInputProjections = 4;
 struct Projection {
   const kernels::MatrixView& w;
   float* y;
