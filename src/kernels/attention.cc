@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -565,22 +566,30 @@ int SplitHeadsPerTask(const Plan& plan, int64_t n_rows, int64_t rows_per_task, i
   const int64_t n_kv_heads = plan.p->n_kv_heads;
   const int64_t row_bytes = plan.p->head_dim * 2;   // F16 / BF16
   const int64_t max_parts = plan.Parts(plan.q_pos0 + n_rows - 1);
-  std::vector<int64_t> busy(static_cast<size_t>(threads));
+  // busy: each thread's KV tokens so far, as a min-heap (the next task goes
+  // to the thread that frees up first).
+  std::vector<int64_t> busy;
   int best = 1;
   double best_time = std::numeric_limits<double>::infinity();
   for (int64_t heads = 1; heads <= n_kv_heads; ++heads) {
     if (n_kv_heads % heads != 0) continue;
-    std::fill(busy.begin(), busy.end(), 0);
+    busy.assign(static_cast<size_t>(threads), 0);
+    int64_t longest = 0;
     for (int64_t r0 = 0; r0 < n_rows; r0 += rows_per_task) {
       const int64_t p_end = plan.q_pos0 + std::min(r0 + rows_per_task, n_rows);   // one past the last key
       for (int64_t part = 0; part < max_parts; ++part) {
         const int64_t tokens = std::min(p_end, (part + 1) * plan.part_tokens) - part * plan.part_tokens;
         if (tokens <= 0) continue;
-        for (int64_t g = 0; g < n_kv_heads / heads; ++g) *std::min_element(busy.begin(), busy.end()) += tokens * heads;
+        for (int64_t g = 0; g < n_kv_heads / heads; ++g) {
+          std::pop_heap(busy.begin(), busy.end(), std::greater<>());
+          busy.back() += tokens * heads;
+          longest = std::max(longest, busy.back());
+          std::push_heap(busy.begin(), busy.end(), std::greater<>());
+        }
       }
     }
-    const double time = static_cast<double>(*std::max_element(busy.begin(), busy.end())) /
-                        RunStreamRate(heads * plan.kv->block_tokens * row_bytes);
+    const double time =
+        static_cast<double>(longest) / RunStreamRate(heads * plan.kv->block_tokens * row_bytes);
     if (time < best_time * (1.0 - 1e-9)) {
       best_time = time;
       best = static_cast<int>(heads);
