@@ -93,19 +93,35 @@ void ReportKvRate(benchmark::State& state, const Shape& s, int64_t ctx) {
       benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+// One decode row at the end of `ctx` cached tokens, from the benchmark args
+// (shape, ctx, threads), over `layers` KV caches.
+struct DecodeCase {
+  DecodeCase(const benchmark::State& state, int layers)
+      : s(ShapeOf(state.range(0))),
+        ctx(state.range(1)),
+        kv(s, ctx, layers),
+        pool(static_cast<int>(state.range(2))),
+        q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f),
+        out(q.size()) {}
+  void Run(const AttentionParams& p, size_t layer) {
+    Attention(p, q.data(), 1, ctx - 1, kv.views[layer], out.data(), pool);
+  }
+  const Shape& s;
+  int64_t ctx;
+  Kv kv;
+  ThreadPool pool;
+  std::vector<float> q, out;
+};
+
 // Decode: args (shape, ctx, threads).
 void BM_AttentionDecode(benchmark::State& state) {
-  const Shape& s = ShapeOf(state.range(0));
-  const int64_t ctx = state.range(1);
-  Kv kv(s, ctx, s.layers);
-  ThreadPool pool(static_cast<int>(state.range(2)));
-  std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
+  DecodeCase c(state, ShapeOf(state.range(0)).layers);
   size_t layer = 0;
   for (auto _ : state) {
-    Attention(Params(s), q.data(), 1, ctx - 1, kv.views[layer], out.data(), pool);
-    layer = (layer + 1) % kv.views.size();
+    c.Run(Params(c.s), layer);
+    layer = (layer + 1) % c.kv.views.size();
   }
-  ReportKvRate(state, s, ctx);
+  ReportKvRate(state, c.s, c.ctx);
 }
 BENCHMARK(BM_AttentionDecode)
     ->ArgNames({"shape", "ctx", "threads"})
@@ -119,25 +135,21 @@ BENCHMARK(BM_AttentionDecode)
 // head per task / total time with the choice); alternating call by call
 // cancels this machine's drift. Args (shape, ctx, threads).
 void BM_AttentionDecodeHeadGroups(benchmark::State& state) {
-  const Shape& s = ShapeOf(state.range(0));
-  const int64_t ctx = state.range(1);
-  Kv kv(s, ctx, s.layers);
-  ThreadPool pool(static_cast<int>(state.range(2)));
-  std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
-  AttentionParams one_head = Params(s);
+  DecodeCase c(state, ShapeOf(state.range(0)).layers);
+  AttentionParams one_head = Params(c.s);
   one_head.split_heads_per_task = 1;
   double seconds[2] = {0.0, 0.0};
   size_t layer = 0;
   for (auto _ : state) {
     for (int v = 0; v < 2; ++v) {
       const auto t0 = std::chrono::steady_clock::now();
-      Attention(v == 0 ? one_head : Params(s), q.data(), 1, ctx - 1, kv.views[layer], out.data(), pool);
+      c.Run(v == 0 ? one_head : Params(c.s), layer);
       seconds[v] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      layer = (layer + 1) % kv.views.size();
+      layer = (layer + 1) % c.kv.views.size();
     }
   }
   state.SetLabel(NameOf(state.range(0)));
-  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
+  const double bytes = static_cast<double>(c.ctx) * c.s.kv_heads * c.s.head_dim * 2 * 2;
   state.counters["kv_GB/s"] = bytes * static_cast<double>(state.iterations()) / seconds[1] / 1e9;
   state.counters["speedup_vs_1_head"] = seconds[0] / seconds[1];
 }
@@ -152,13 +164,9 @@ BENCHMARK(BM_AttentionDecodeHeadGroups)
 // cache: the kernel's compute rate, an upper bound for the from-memory rate
 // above. Args (shape, ctx, threads).
 void BM_AttentionDecodeHot(benchmark::State& state) {
-  const Shape& s = ShapeOf(state.range(0));
-  const int64_t ctx = state.range(1);
-  Kv kv(s, ctx, 1);
-  ThreadPool pool(static_cast<int>(state.range(2)));
-  std::vector<float> q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f), out(q.size());
-  for (auto _ : state) Attention(Params(s), q.data(), 1, ctx - 1, kv.views[0], out.data(), pool);
-  ReportKvRate(state, s, ctx);
+  DecodeCase c(state, 1);
+  for (auto _ : state) c.Run(Params(c.s), 0);
+  ReportKvRate(state, c.s, c.ctx);
 }
 BENCHMARK(BM_AttentionDecodeHot)
     ->ArgNames({"shape", "ctx", "threads"})
