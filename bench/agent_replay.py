@@ -373,6 +373,11 @@ def print_row(r, spec):
 # Targets
 
 
+def least_squares_first(rows):
+    """(a, 0) minimising sum (a*x1 - y)^2 over rows (x1, x2, y): the fit when x2's share is unknown."""
+    return sum(x1 * y for x1, _, y in rows) / sum(x1 * x1 for x1, _, _ in rows), 0.0
+
+
 def nonneg_least_squares2(rows):
     """(a, b) >= 0 minimising sum (a*x1 + b*x2 - y)^2 over rows (x1, x2, y): the unconstrained
     solution when both are >= 0, else the better of the two one-parameter fits."""
@@ -383,7 +388,7 @@ def nonneg_least_squares2(rows):
     s22 = sum(x2 * x2 for _, x2, _ in rows)
     y1 = sum(x1 * y for x1, _, y in rows)
     y2 = sum(x2 * y for _, x2, y in rows)
-    cands = [(y1 / s11, 0.0), (0.0, y2 / s22)]
+    cands = [least_squares_first(rows), (0.0, y2 / s22)]
     det = s11 * s22 - s12 * s12
     if det > 1e-12 * s11 * s22:
         a, b = (y1 * s22 - y2 * s12) / det, (s11 * y2 - s12 * y1) / det
@@ -398,10 +403,10 @@ def fit_prefill_model(points):
     pts = [(n, t) for n, t in points if n > 0 and t > 0]
     if not pts:
         return None
+    rows = [(n, n * n, t) for n, t in pts]
     if len(pts) < 2 or max(n for n, _ in pts) <= 1.2 * min(n for n, _ in pts):
-        # One prompt length: the split between a and b is unknown; assume linear.
-        return sum(n * t for n, t in pts) / sum(n * n for n, _ in pts), 0.0
-    return nonneg_least_squares2([(n, n * n, t) for n, t in pts])
+        return least_squares_first(rows)  # one prompt length: the a/b split is unknown; assume linear
+    return nonneg_least_squares2(rows)
 
 
 def trace_seconds_at(row, position):
@@ -442,8 +447,7 @@ def twin_fit_suffix_seconds(hit, twin):
             length, mid = pos - prev_pos, (prev_pos + pos) / 2.0
             chunks.append((length, length * mid, sec - prev_sec))
         prev_pos, prev_sec = pos, sec
-    alpha, beta = nonneg_least_squares2(chunks) if len(chunks) >= 3 else (
-        sum(x1 * y for x1, _, y in chunks) / sum(x1 * x1 for x1, _, _ in chunks), 0.0)
+    alpha, beta = nonneg_least_squares2(chunks) if len(chunks) >= 3 else least_squares_first(chunks)
     n, c = hit["prompt"], hit["cached"]
     return (n - c) * (alpha + beta * (n + c) / 2.0)
 

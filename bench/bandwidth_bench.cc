@@ -52,6 +52,13 @@ uint64_t SumRange(const uint64_t* p, size_t n) {
   return total;
 }
 
+// One streaming sum over the whole buffer, contiguous slices per thread.
+void ContiguousPass(ThreadPool& pool, const AlignedBuffer<uint64_t>& buffer, uint64_t* sums) {
+  pool.ParallelFor(static_cast<int64_t>(buffer.size()), 4096, [&](int64_t begin, int64_t end, int t) {
+    sums[t * 8] += SumRange(buffer.data() + begin, static_cast<size_t>(end - begin));
+  });
+}
+
 void BM_ReadBandwidth(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const AlignedBuffer<uint64_t>& buffer = Buffer();
@@ -59,9 +66,7 @@ void BM_ReadBandwidth(benchmark::State& state) {
   uint64_t sums[64] = {};
   const double cpu0 = ProcessCpuSeconds();
   for (auto _ : state) {
-    pool.ParallelFor(static_cast<int64_t>(buffer.size()), 4096, [&](int64_t begin, int64_t end, int t) {
-      sums[t * 8] += SumRange(buffer.data() + begin, static_cast<size_t>(end - begin));
-    });
+    ContiguousPass(pool, buffer, sums);
     benchmark::DoNotOptimize(sums);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kBytes));
@@ -92,9 +97,7 @@ void BM_ReadRuns(benchmark::State& state) {
       sums[t * 8] += SumRange(run, run_words) + SumRange(run + half, run_words);
     });
     auto t1 = std::chrono::steady_clock::now();
-    pool.ParallelFor(static_cast<int64_t>(buffer.size()), 4096, [&](int64_t begin, int64_t end, int t) {
-      sums[t * 8] += SumRange(buffer.data() + begin, static_cast<size_t>(end - begin));
-    });
+    ContiguousPass(pool, buffer, sums);
     auto t2 = std::chrono::steady_clock::now();
     runs_seconds += std::chrono::duration<double>(t1 - t0).count();
     contiguous_seconds += std::chrono::duration<double>(t2 - t1).count();

@@ -142,7 +142,8 @@ void RunBench(const BenchArgs& args) {
     options.paired_steps = args.paired_steps;
   }
   const bench::BenchResult result = bench::RunModelBench(*m, options, pool);
-  // Peak RSS before the bandwidth probe, whose buffer would dominate it.
+  // Peak RSS before the 1 GB bandwidth probe, whose buffer would dominate it
+  // (the smaller paired-probe buffer is live during the phases: printed with it).
   const size_t peak_rss = bench::PeakRssBytes();
   const int64_t nivcsw = bench::InvoluntaryContextSwitches();
   PrintPhase("bandwidth probe", 0);

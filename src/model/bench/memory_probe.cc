@@ -28,49 +28,37 @@ uint64_t SumWords(const uint64_t* p, int64_t n) {
 
 }  // namespace
 
-struct BandwidthProbe::Impl {
-  ThreadPool& pool;
-  AlignedBuffer<uint64_t> buffer;
-  std::vector<uint64_t> sums;   // one per thread, 64 B apart
-
-  // Grain of 64 KiB keeps every slice page-aligned and large.
-  void Pass() {
-    constexpr int64_t kGrainWords = 8192;
-    pool.ParallelFor(static_cast<int64_t>(buffer.size()), kGrainWords, [&](int64_t b, int64_t e, int t) {
-      sums[static_cast<size_t>(t) * 8] += SumWords(buffer.data() + b, e - b);
-    });
-  }
-};
-
 BandwidthProbe::BandwidthProbe(ThreadPool& pool, size_t bytes)
-    : impl_(new Impl{pool, AlignedBuffer<uint64_t>(bytes / sizeof(uint64_t)),
-                     std::vector<uint64_t>(static_cast<size_t>(pool.num_threads()) * 8, 0)}) {
-  AlignedBuffer<uint64_t>& buffer = impl_->buffer;
-  pool.ParallelFor(static_cast<int64_t>(buffer.size()), 8192, [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) buffer[i] = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+    : pool_(pool),
+      buffer_(bytes / sizeof(uint64_t)),
+      sums_(static_cast<size_t>(pool.num_threads()) * 8, 0) {
+  pool_.ParallelFor(static_cast<int64_t>(buffer_.size()), 8192, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) buffer_[i] = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;
   });
-  impl_->Pass();   // warm-up
+  PassSeconds();   // warm-up
 }
 
 BandwidthProbe::~BandwidthProbe() {
   uint64_t checksum = 0;
-  for (uint64_t s : impl_->sums) checksum += s;
+  for (uint64_t s : sums_) checksum += s;
   if (checksum == 1) std::fputc(' ', stderr);  // keeps the sums observable
 }
 
-size_t BandwidthProbe::bytes() const { return impl_->buffer.bytes(); }
-
-double BandwidthProbe::PassGbps() {
+double BandwidthProbe::PassSeconds() {
+  // Grain of 64 KiB keeps every slice page-aligned and large.
+  constexpr int64_t kGrainWords = 8192;
   Stopwatch sw;
-  impl_->Pass();
-  return static_cast<double>(bytes()) / 1e9 / sw.Seconds();
+  pool_.ParallelFor(static_cast<int64_t>(buffer_.size()), kGrainWords, [&](int64_t b, int64_t e, int t) {
+    sums_[static_cast<size_t>(t) * 8] += SumWords(buffer_.data() + b, e - b);
+  });
+  return sw.Seconds();
 }
 
 BandwidthResult MeasureReadBandwidth(ThreadPool& pool, size_t bytes, int passes) {
   BandwidthProbe probe(pool, bytes);
   std::vector<double> seconds;
   const double cpu0 = ProcessCpuSeconds();
-  for (int p = 0; p < passes; ++p) seconds.push_back(static_cast<double>(probe.bytes()) / 1e9 / probe.PassGbps());
+  for (int p = 0; p < passes; ++p) seconds.push_back(probe.PassSeconds());
   const double cpu = ProcessCpuSeconds() - cpu0;
 
   BandwidthResult r;

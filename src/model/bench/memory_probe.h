@@ -4,8 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <vector>
 
+#include "core/aligned_buffer.h"
 #include "core/thread_pool.h"
 
 namespace cairn::model::bench {
@@ -30,13 +31,15 @@ class BandwidthProbe {
   BandwidthProbe(const BandwidthProbe&) = delete;
   BandwidthProbe& operator=(const BandwidthProbe&) = delete;
 
-  // One timed pass: wall-clock GB/s (1e9 bytes / s).
-  double PassGbps();
-  size_t bytes() const;
+  // One timed pass: wall seconds, or wall-clock GB/s (1e9 bytes / s).
+  double PassSeconds();
+  double PassGbps() { return static_cast<double>(bytes()) / 1e9 / PassSeconds(); }
+  size_t bytes() const { return buffer_.bytes(); }
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  ThreadPool& pool_;
+  AlignedBuffer<uint64_t> buffer_;
+  std::vector<uint64_t> sums_;   // one per thread, 64 B apart
 };
 
 // Streaming sum over a buffer of `bytes` (>= 1 GB recommended) on every thread
