@@ -41,6 +41,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -348,32 +349,32 @@ struct Matrix {
   MatrixView view;
 };
 
-// A quantized matrix of about `megabytes` MB with kCols columns (cached per config).
-const Matrix& GetMatrix(DType type, int64_t megabytes) {
-  static std::vector<std::pair<std::pair<int, int64_t>, Matrix*>> cache;
+// A quantized matrix of about `megabytes` MB with `cols` columns (cached per config).
+const Matrix& GetMatrix(DType type, int64_t megabytes, int64_t cols = kCols) {
+  static std::vector<std::pair<std::tuple<int, int64_t, int64_t>, Matrix*>> cache;
   for (auto& [key, m] : cache) {
-    if (key.first == static_cast<int>(type) && key.second == megabytes) return *m;
+    if (key == std::tuple<int, int64_t, int64_t>(static_cast<int>(type), megabytes, cols)) return *m;
   }
   auto* m = new Matrix;
-  const size_t row_bytes = RowBytes(type, kCols);
+  const size_t row_bytes = RowBytes(type, cols);
   // megabytes == 0: ~400 KB (L2-resident, BM_DecodeCompute).
   const int64_t bytes = megabytes == 0 ? 400 * 1000 : megabytes * 1000 * 1000;
   const int64_t rows = bytes / static_cast<int64_t>(row_bytes);
   m->bytes.resize(row_bytes * rows);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 0.02f);
-  std::vector<float> row(kCols);
+  std::vector<float> row(cols);
   // Quantizing every row is slow for K-quants: quantize 64 distinct rows and tile them.
   const int64_t distinct = std::min<int64_t>(rows, 64);
   for (int64_t r = 0; r < distinct; ++r) {
     for (float& v : row) v = dist(rng);
-    QuantizeRow(type, row.data(), kCols, m->bytes.data() + r * row_bytes);
+    QuantizeRow(type, row.data(), cols, m->bytes.data() + r * row_bytes);
   }
   for (int64_t r = distinct; r < rows; ++r) {
     std::copy_n(m->bytes.data() + (r % distinct) * row_bytes, row_bytes, m->bytes.data() + r * row_bytes);
   }
-  m->view = MakeMatrixView(type, m->bytes.data(), rows, kCols);
-  cache.push_back({{static_cast<int>(type), megabytes}, m});
+  m->view = MakeMatrixView(type, m->bytes.data(), rows, cols);
+  cache.push_back({{static_cast<int>(type), megabytes, cols}, m});
   return *m;
 }
 
@@ -403,23 +404,29 @@ void BM_Decode(benchmark::State& state, DType type) {
   Summary()[key + " of_bw_cpu"] = bytes / t.cpu / bw.cpu;
 }
 
-// Decode kernel on one thread over a cache-resident matrix (~400 KB x 4096
-// columns, inside the 512 KB L2): weight GB/s per core when memory is not
-// the limit (thread CPU time, so other processes do not count).
+// Decode kernel on one thread over a cache-resident matrix (~400 KB x
+// state.range(0) columns, inside the 512 KB L2): weight GB/s per core when
+// memory is not the limit (thread CPU time, so other processes do not count).
+// 4096 columns: long rows; 1024: the rows of most of a 0.6B-1B model's
+// matrices and of its output head (K-quants: one 4-super-block step each,
+// so per-row costs show).
 void BM_DecodeCompute(benchmark::State& state, DType type) {
-  const Matrix& m = GetMatrix(type, 0);
-  const std::vector<float> x = Activations(1);
+  const int64_t cols = state.range(0);
+  const Matrix& m = GetMatrix(type, 0, cols);
+  std::vector<float> x = Activations(1);
+  x.resize(static_cast<size_t>(cols));
   std::vector<float> y(static_cast<size_t>(m.view.rows));
   static ThreadPool single(1);
   const double t0 = ThreadCpuSeconds();
   for (auto _ : state) {
-    MatMul(m.view, x.data(), kCols, 1, y.data(), m.view.rows, single);
+    MatMul(m.view, x.data(), cols, 1, y.data(), m.view.rows, single);
     benchmark::ClobberMemory();
   }
   const double per_call = (ThreadCpuSeconds() - t0) / static_cast<double>(state.iterations());
   const double gbs = static_cast<double>(m.bytes.size()) / per_call / 1e9;
   state.counters["GB/s_core"] = gbs;
-  Summary()[std::string("decode ") + TypeName(type) + " in-cache GB/s per core"] = gbs;
+  Summary()[std::string("decode ") + TypeName(type) + " " + std::to_string(cols) + " cols in-cache GB/s per core"] =
+      gbs;
 }
 
 // Time per call at width 1 for the 64 MB matrix of `type` (median of 9).
@@ -589,10 +596,10 @@ BENCHMARK(BM_IssueRate<IssueOp::kMaddubsSign>)->Iterations(1)->Name("BM_IssueRat
 BENCHMARK(BM_IssueRate<IssueOp::kMaddubsFma>)->Iterations(1)->Name("BM_IssueRate/maddubs+fma");
 BENCHMARK(BM_IssueRate<IssueOp::kMaddubsCvt>)->Iterations(1)->Name("BM_IssueRate/maddubs+cvt");
 #endif
-BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
-BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
-BENCHMARK_CAPTURE(BM_DecodeCompute, q5_K, DType::kQ5_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
-BENCHMARK_CAPTURE(BM_DecodeCompute, q6_K, DType::kQ6_K)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q5_K, DType::kQ5_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q6_K, DType::kQ6_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_VerifyCost, q8_0, DType::kQ8_0)
     ->Arg(2)
     ->Arg(4)

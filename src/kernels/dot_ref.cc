@@ -34,9 +34,10 @@ float DotBlocks32(const uint8_t* w, size_t block_bytes, const ActRow& x, int64_t
 template <class Block>
 float DotScaleMinK(const void* wrow, const ActRow& x, int64_t cols, void (*unpack)(const void*, uint8_t*)) {
   const auto* blocks = static_cast<const Block*>(wrow);
-  float acc = 0.0f;
+  float acc[8] = {};
   uint8_t q[kQKK];
   for (int64_t i = 0; i < cols / kQKK; ++i) {
+    float* lanes = acc + 2 * (i % 4);
     unpack(&blocks[i], q);
     const int8_t* xq = x.qs + i * kQKK;
     const int16_t* bs = x.bsums + i * 16;
@@ -51,17 +52,18 @@ float DotScaleMinK(const void* wrow, const ActRow& x, int64_t cols, void (*unpac
     }
     const float d = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].d));
     const float dmin = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].dmin));
-    acc = std::fma(d, static_cast<float>(sumi), acc);
-    acc = std::fma(-dmin, static_cast<float>(summ), acc);
+    lanes[0] = std::fma(d, static_cast<float>(sumi), lanes[0]);
+    lanes[1] = std::fma(-dmin, static_cast<float>(summ), lanes[1]);
   }
-  return acc;
+  return ReduceLanes8(acc);
 }
 
 float DotQ6K(const void* wrow, const ActRow& x, int64_t cols) {
   const auto* blocks = static_cast<const BlockQ6K*>(wrow);
-  float acc = 0.0f;
+  float acc[8] = {};
   uint8_t q[kQKK];
   for (int64_t i = 0; i < cols / kQKK; ++i) {
+    float& lane = acc[2 * (i % 4)];
     UnpackLevelsQ6K(&blocks[i], q);
     const int8_t* xq = x.qs + i * kQKK;
     const int16_t* bs = x.bsums + i * 16;
@@ -72,9 +74,9 @@ float DotQ6K(const void* wrow, const ActRow& x, int64_t cols) {
       sumi += blocks[i].scales[k] * (dot - 32 * bs[k]);
     }
     const float d = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].d));
-    acc = std::fma(d, static_cast<float>(sumi), acc);
+    lane = std::fma(d, static_cast<float>(sumi), lane);
   }
-  return acc;
+  return ReduceLanes8(acc);
 }
 
 bool IsFloatType(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }

@@ -3,18 +3,19 @@
 // after gemm_q8-inl.h (uses its RefKernel).
 //
 // Per super-block the integer sums (sumi, summ of dot_ref.h) are exact, so
-// any SIMD grouping gives the same integers; the F32 operations per
-// super-block are the reference's, in the reference's order. x86 targets:
+// any SIMD grouping gives the same integers; the F32 operations are the
+// reference's: super-block i feeds lanes 2k, 2k + 1 (k = i mod 4) of eight
+// lane accumulators, reduced by ReduceLanes8. x86 targets:
 // * widths 2..8 unpack the levels of one super-block once into eight 32-byte
 //   registers and reuse them for every activation row (maddubs: unsigned
 //   levels x signed activations, then madd with the 16-bit sub-block
 //   scales); the int32 partial sums of four activation rows share one
-//   horizontal reduction and the FMAs run in the even lanes of one vector
-//   (lane-wise IEEE operations: identical to the scalar ones);
+//   horizontal reduction, and one FMA (lanes 2t, 2t + 1: activation row t)
+//   updates the four rows' accumulators of lane pair k, kept in L1;
 // * width 1 (decode) streams the levels through two registers, reduces four
-//   super-blocks at once, forms their float factors with one vector multiply
-//   and runs the reference's FMAs one by one in lane 0 (StreamGroup /
-//   StreamGroupQ6).
+//   super-blocks at once (lanes 2t, 2t + 1: super-block i + t), and folds
+//   them into the eight accumulators with one vector multiply and one FMA
+//   (StreamGroup / StreamGroupQ6).
 // Other targets use the scalar reference.
 #if defined(CAIRN_KERNELS_GEMM_KQUANT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_KQUANT_INL_H_
@@ -36,6 +37,11 @@
 #include "kernels/quant_blocks.h"
 
 HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC
+// As in gemm_q8-inl.h (Highway 1.0.3's AVX3_DL string lacks avx512vnni), so
+// its helpers (ReduceLanes8) inline here.
+#pragma GCC target("avx512vnni")
+#endif
 namespace cairn::kernels {
 namespace HWY_NAMESPACE {
 
@@ -48,8 +54,8 @@ HWY_INLINE __m256i LoadBytes32(const void* p) { return _mm256_loadu_si256(static
 inline constexpr int kKQuantMaxActs = 8;
 
 // Width 1 (decode): super-blocks per step. Their integer sums share one
-// horizontal reduction and their float factors one vector multiply; the
-// reference's FMAs then run in order in lane 0.
+// horizontal reduction, their float factors one vector multiply and their
+// FMAs one vector FMA (the four lane pairs of the canonical order).
 inline constexpr int kStreamGroup = 4;
 
 // Width 1: weights are prefetched this many bytes ahead of the step being
@@ -64,33 +70,50 @@ HWY_INLINE void PrefetchBytes(const void* p, int bytes) {
   for (int off = 0; off < bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
 }
 
-// Width 1: folds num_blocks super-blocks into lane 0 of an accumulator,
-// kStreamGroup per step (weights prefetched ahead), then the 1-3 left over.
-// group(std::integral_constant<int, N>, i, acc) folds super-blocks
-// [i, i + N) in order and returns the accumulator.
+// Width 1: folds the num_blocks super-blocks of one row into the eight lane
+// accumulators, kStreamGroup per step (weights prefetched ahead), then the
+// 1-3 left over; the caller reduces them (ReduceLanes8).
+// group(std::integral_constant<int, N>, blocks + i, i, acc) folds super-blocks
+// [i, i + N) (i a multiple of 4: super-block i + t goes to lanes 2t, 2t + 1)
+// and returns the accumulators.
 template <class Block, class Group>
-HWY_INLINE float StreamSuperBlocks(const Block* blocks, int64_t num_blocks, const Group& group) {
-  __m128 acc = _mm_setzero_ps();
+HWY_INLINE __m256 StreamSuperBlocks(const Block* blocks, int64_t num_blocks, const Group& group) {
+  static_assert(kStreamGroup == 4, "lane pair k of the canonical order is super-block i mod 4");
+  __m256 acc = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + kStreamGroup <= num_blocks; i += kStreamGroup) {
     PrefetchBytes(reinterpret_cast<const char*>(blocks + i) + kStreamPrefetchBytes,
                   kStreamGroup * static_cast<int>(sizeof(Block)));
-    acc = group(std::integral_constant<int, kStreamGroup>{}, i, acc);
+    acc = group(std::integral_constant<int, kStreamGroup>{}, blocks + i, i, acc);
   }
   switch (num_blocks - i) {
     case 1:
-      acc = group(std::integral_constant<int, 1>{}, i, acc);
-      break;
+      return group(std::integral_constant<int, 1>{}, blocks + i, i, acc);
     case 2:
-      acc = group(std::integral_constant<int, 2>{}, i, acc);
-      break;
+      return group(std::integral_constant<int, 2>{}, blocks + i, i, acc);
     case 3:
-      acc = group(std::integral_constant<int, 3>{}, i, acc);
-      break;
+      return group(std::integral_constant<int, 3>{}, blocks + i, i, acc);
     default:
-      break;
+      return acc;
   }
-  return _mm_cvtss_f32(acc);
+}
+
+// Width 1 over `rows` consecutive rows of num_blocks super-blocks (row r at
+// w + r * stride): y[r] = ReduceLanes8 of the row's accumulators, four rows
+// per reduction (ReduceLanes8x4; the rows still stream one after another).
+template <class Block, class Group>
+HWY_INLINE void StreamRows(const uint8_t* w, size_t stride, int64_t num_blocks, int64_t rows, float* y,
+                           const Group& group) {
+  const auto row = [&](int64_t r) { return reinterpret_cast<const Block*>(w + r * stride); };
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const __m256 a0 = StreamSuperBlocks(row(r), num_blocks, group);
+    const __m256 a1 = StreamSuperBlocks(row(r + 1), num_blocks, group);
+    const __m256 a2 = StreamSuperBlocks(row(r + 2), num_blocks, group);
+    const __m256 a3 = StreamSuperBlocks(row(r + 3), num_blocks, group);
+    _mm_storeu_ps(y + r, ReduceLanes8x4(a0, a1, a2, a3));
+  }
+  for (; r < rows; ++r) y[r] = ReduceLanes8(StreamSuperBlocks(row(r), num_blocks, group));
 }
 
 // Sum of the four int32x8 vectors v[0..3] (exact; a tree, not a chain).
@@ -174,28 +197,33 @@ HWY_INLINE __m128i GatherFields(const uint8_t* base, size_t stride) {
   return v;
 }
 
-// Width 1: acc = fma(f[k], v[k], acc) for lanes k = 0 .. min(K, 4) - 1 in
-// order, in lane 0 of acc (each lane brought to lane 0 with one shuffle; an
-// L1 round trip instead measured 10-15% slower: store-to-load forwarding of
-// a vector store to scalar loads).
-template <int K>
-HWY_INLINE __m128 FmaLanes(__m128 f, __m128 v, __m128 acc) {
-  acc = _mm_fmadd_ss(f, v, acc);
-  if constexpr (K > 1) acc = _mm_fmadd_ss(_mm_movehdup_ps(f), _mm_movehdup_ps(v), acc);
-  if constexpr (K > 2) acc = _mm_fmadd_ss(_mm_movehl_ps(f, f), _mm_movehl_ps(v, v), acc);
-  if constexpr (K > 3) acc = _mm_fmadd_ss(_mm_permute_ps(f, 0xFF), _mm_permute_ps(v, 0xFF), acc);
-  return acc;
-}
-
-// Even lanes of a tile accumulator hold acc_b for four activation rows.
+// Tiles (widths 2..8): per group of four activation rows and lane pair k,
+// one vector of accumulators (lanes 2t, 2t + 1: activation row t), in L1
+// (indexed by i mod 4; the levels take the registers).
 template <int NB>
-HWY_INLINE void StoreEvenLanes(const __m256 acc[(NB + 3) / 4], float* out) {
-  for (int g = 0; g < (NB + 3) / 4; ++g) {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc[g]);
-    for (int t = 0; t < 4 && 4 * g + t < NB; ++t) out[4 * g + t] = lanes[2 * t];
+struct TileLanes {
+  static constexpr int kGroups = (NB + 3) / 4;
+  alignas(32) float v[kGroups][4][8] = {};
+
+  // v[g][i mod 4] = fma(factors, sums, v[g][i mod 4]).
+  HWY_INLINE void Fma(int g, int64_t i, __m256 factors, __m256 sums) {
+    float* lanes = v[g][i % 4];
+    _mm256_store_ps(lanes, _mm256_fmadd_ps(factors, sums, _mm256_load_ps(lanes)));
   }
-}
+
+  // out[b] = ReduceLanes8 of activation row b's canonical lanes
+  // (lane 2k + m = v[b / 4][k][2 (b % 4) + m]).
+  HWY_INLINE void Store(float* out) const {
+    for (int b = 0; b < NB; ++b) {
+      float acc[8];
+      for (int k = 0; k < 4; ++k) {
+        acc[2 * k] = v[b / 4][k][2 * (b % 4)];
+        acc[2 * k + 1] = v[b / 4][k][2 * (b % 4) + 1];
+      }
+      out[b] = ::cairn::kernels::ReduceLanes8(acc);
+    }
+  }
+};
 
 // The eight 6-bit sub-block scales of a Q4_K/Q5_K super-block as int16
 // lanes 0..7 of both 128-bit halves; Of(j) broadcasts scale j to every int16
@@ -278,11 +306,12 @@ HWY_INLINE __m256i StreamDots(const Block& block, const int8_t* x, const int16_t
 }
 
 // Width 1, N (<= 4) consecutive Q4_K/Q5_K super-blocks from `blocks`
-// (activation super-blocks from index i): exact (sumi, summ) of each, then
-// the reference's two FMAs per super-block in order, in lane 0 of acc:
-// acc = fma(dx * d, sumi, acc); acc = fma(-(dx * dmin), summ, acc).
+// (activation super-blocks from index i, a multiple of 4): exact (sumi, summ)
+// of each, then the reference's two FMAs per super-block, all in one vector:
+// lane 2t += (dx * d) * sumi, lane 2t + 1 += -(dx * dmin) * summ of
+// super-block i + t (missing super-blocks: 0 * 0, which leaves a lane as is).
 template <bool kFiveBit, int N, class Block>
-HWY_INLINE __m128 StreamGroup(const Block* blocks, const ActRow& act, int64_t i, __m128 acc) {
+HWY_INLINE __m256 StreamGroup(const Block* blocks, const ActRow& act, int64_t i, __m256 acc) {
   __m256i h[4];
   // Unrolled: h[] then stays in registers (the rolled loop, which GCC chose,
   // spilled it and measured ~10% slower).
@@ -302,10 +331,7 @@ HWY_INLINE __m128 StreamGroup(const Block* blocks, const ActRow& act, int64_t i,
   const __m256 negate_odd =
       _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
   const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(dx2, d_dmin), negate_odd);
-  acc = FmaLanes<2 * N>(_mm256_castps256_ps128(factors), _mm256_castps256_ps128(sums), acc);
-  if constexpr (N > 2)
-    acc = FmaLanes<2 * N - 4>(_mm256_extractf128_ps(factors, 1), _mm256_extractf128_ps(sums, 1), acc);
-  return acc;
+  return _mm256_fmadd_ps(factors, sums, acc);
 }
 
 // Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins. One weight
@@ -313,19 +339,22 @@ HWY_INLINE __m128 StreamGroup(const Block* blocks, const ActRow& act, int64_t i,
 // (levels in eight registers, scales in L1) and reused for every
 // activation row (decode, NB = 1, streams them instead, StreamGroup). Per
 // (row, activation row) the exact integers sumi / summ of dot_ref.h, then,
-// four activation rows per vector, the reference's two FMAs in lane 2t:
-// acc = fma(dx * d, sumi, acc); acc = fma(-(dx * dmin), summ, acc).
+// four activation rows per vector, the reference's two FMAs in lanes 2t and
+// 2t + 1 of lane pair i mod 4 (TileLanes).
 template <bool kFiveBit>
 struct ScaleMinKernel {
   using Block = std::conditional_t<kFiveBit, BlockQ5K, BlockQ4K>;
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
-  // Decode: one weight row against one activation row.
-  static float StreamRow(const Block* blocks, const ActRow& act, int64_t num_blocks) {
-    return StreamSuperBlocks(blocks, num_blocks, [&](auto n, int64_t i, __m128 acc) __attribute__((always_inline)) {
-      return StreamGroup<kFiveBit, decltype(n)::value>(blocks + i, act, i, acc);
-    });
+  // Decode: `rows` weight rows (stride bytes apart) against one activation row.
+  static void StreamRows(const uint8_t* w, size_t stride, int64_t cols, const ActRow& act, int64_t rows,
+                         float* y) {
+    ::cairn::kernels::HWY_NAMESPACE::StreamRows<Block>(
+        w, stride, cols / kQKK, rows, y,
+        [&](auto n, const Block* blocks, int64_t i, __m256 acc) __attribute__((always_inline)) {
+          return StreamGroup<kFiveBit, decltype(n)::value>(blocks, act, i, acc);
+        });
   }
 
   template <int R, int NB>
@@ -334,13 +363,12 @@ struct ScaleMinKernel {
     constexpr int kGroups = (NB + 3) / 4;
     const auto* blocks = reinterpret_cast<const Block*>(wrow);
     if constexpr (NB == 1) {
-      out[0] = StreamRow(blocks, acts[0], cols / kQKK);
+      StreamRows(wrow, 0, cols, acts[0], 1, out);
       return;
     }
     const __m256 negate_odd =
         _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
-    __m256 acc[kGroups];
-    for (int g = 0; g < kGroups; ++g) acc[g] = _mm256_setzero_ps();
+    TileLanes<NB> acc;
     for (int64_t i = 0; i < cols / kQKK; ++i) {
       const Block& block = blocks[i];
       __m256i q[8];
@@ -376,11 +404,10 @@ struct ScaleMinKernel {
         const __m256 sums = _mm256_cvtepi32_ps(ReducePairs4(h));
         // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the reference).
         const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), d_dmin), negate_odd);
-        acc[g] = _mm256_fmadd_ps(factors, sums, acc[g]);
-        acc[g] = _mm256_fmadd_ps(_mm256_movehdup_ps(factors), _mm256_movehdup_ps(sums), acc[g]);
+        acc.Fma(g, i, factors, sums);
       }
     }
-    StoreEvenLanes<NB>(acc, out);
+    acc.Store(out);
   }
 };
 
@@ -449,10 +476,11 @@ HWY_INLINE __m256i Q6SumI(__m256i v) {
 }
 
 // Width 1, N (<= 4) consecutive Q6_K super-blocks from `blocks` (activation
-// super-blocks from index i): exact sumi of each, then the reference's FMA per
-// super-block in order, in lane 0 of acc: acc = fma(dx * d, sumi, acc).
+// super-blocks from index i, a multiple of 4): exact sumi of each, then the
+// reference's FMA per super-block in one vector: lane 2t += (dx * d) * sumi
+// of super-block i + t; odd lanes get +0 * (an exact integer), so stay +0.
 template <int N>
-HWY_INLINE __m128 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64_t i, __m128 acc) {
+HWY_INLINE __m256 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64_t i, __m256 acc) {
   __m256i h[4];
 #pragma GCC unroll 4
   for (int t = 0; t < 4; ++t) {
@@ -466,14 +494,15 @@ HWY_INLINE __m128 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64
       h[t] = _mm256_setzero_si256();
     }
   }
-  // Lane t: sumi of super-block t (exact, as float), compacted from lane 2t.
-  const __m256 sums = _mm256_permutevar8x32_ps(_mm256_cvtepi32_ps(Q6SumI(ReducePairs4(h))),
-                                               _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
-  // Lane t: dx * d (one rounding, as the reference).
+  // Lane 2t: sumi of super-block t (exact, as float); odd lanes: the offset sums.
+  const __m256 sums = _mm256_cvtepi32_ps(Q6SumI(ReducePairs4(h)));
+  // Lane t: dx * d (one rounding, as the reference), then moved to lane 2t
+  // with +0 in the odd lanes.
   const __m128 d = _mm_cvtph_ps(GatherFields<N, 2>(blocks[0].d, sizeof(BlockQ6K)));
   const __m128 factors = _mm_mul_ps(LoadDecodeScales<N>(act.d + i), d);
-  acc = FmaLanes<N>(factors, _mm256_castps256_ps128(sums), acc);
-  return acc;
+  const __m128 zero = _mm_setzero_ps();
+  const __m256 factors_even = _mm256_set_m128(_mm_unpackhi_ps(factors, zero), _mm_unpacklo_ps(factors, zero));
+  return _mm256_fmadd_ps(factors_even, sums, acc);
 }
 
 // Q6_K: 16 sub-blocks of 16, unsigned levels 0..63 with offset 32. Same tile
@@ -483,24 +512,28 @@ struct Q6KKernel {
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
-  // Decode: one weight row against one activation row.
-  static float StreamRow(const BlockQ6K* blocks, const ActRow& act, int64_t num_blocks) {
-    return StreamSuperBlocks(blocks, num_blocks, [&](auto n, int64_t i, __m128 acc) __attribute__((always_inline)) {
-      return StreamGroupQ6<decltype(n)::value>(blocks + i, act, i, acc);
-    });
+  // Decode: `rows` weight rows (stride bytes apart) against one activation row.
+  static void StreamRows(const uint8_t* w, size_t stride, int64_t cols, const ActRow& act, int64_t rows,
+                         float* y) {
+    ::cairn::kernels::HWY_NAMESPACE::StreamRows<BlockQ6K>(
+        w, stride, cols / kQKK, rows, y,
+        [&](auto n, const BlockQ6K* blocks, int64_t i, __m256 acc) __attribute__((always_inline)) {
+          return StreamGroupQ6<decltype(n)::value>(blocks, act, i, acc);
+        });
   }
 
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
     static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    constexpr int kGroups = (NB + 3) / 4;
+    constexpr int kGroups = TileLanes<NB>::kGroups;
     const auto* blocks = reinterpret_cast<const BlockQ6K*>(wrow);
     if constexpr (NB == 1) {
-      out[0] = StreamRow(blocks, acts[0], cols / kQKK);
+      StreamRows(wrow, 0, cols, acts[0], 1, out);
       return;
     }
-    __m256 acc[kGroups];
-    for (int g = 0; g < kGroups; ++g) acc[g] = _mm256_setzero_ps();
+    TileLanes<NB> acc;
+    // Odd lanes: +0 * (the offset sums) keeps them +0, as in the reference.
+    const __m256 even = _mm256_castsi256_ps(_mm256_set_epi32(0, -1, 0, -1, 0, -1, 0, -1));
     for (int64_t i = 0; i < cols / kQKK; ++i) {
       const BlockQ6K& block = blocks[i];
       __m256i q[8];
@@ -529,11 +562,11 @@ struct Q6KKernel {
         }
         // Lane 2t: sumi of activation row t (exact).
         const __m256i sumi = Q6SumI(ReducePairs4(h));
-        acc[g] =
-            _mm256_fmadd_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), _mm256_cvtepi32_ps(sumi), acc[g]);
+        const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), even);
+        acc.Fma(g, i, factors, _mm256_cvtepi32_ps(sumi));
       }
     }
-    StoreEvenLanes<NB>(acc, out);
+    acc.Store(out);
   }
 };
 

@@ -96,6 +96,24 @@ HWY_INLINE float ReduceLanes8(__m256 acc) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
+// ReduceLanes8 of four accumulators at once: the same additions lane by lane
+// (s_i = a[i] + a[i + 4], then (s0 + s2) + (s1 + s3)), returned as
+// [r(a0), r(a1), r(a2), r(a3)]. Width 1 with short rows (1024 columns: one
+// 4-super-block step per K-quant row): one shared reduction instead of four
+// serial ones measured ~20% faster per row.
+HWY_INLINE __m128 ReduceLanes8x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  // [s(a0) | s(a1)] and [s(a2) | s(a3)].
+  const __m256 s01 = _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
+  const __m256 s23 = _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
+  // [s0 + s2, s1 + s3] of a0, a2 | of a1, a3.
+  const __m256 t = _mm256_add_ps(_mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2)));
+  // [r(a0), r(a2), .. | r(a1), r(a3), ..].
+  const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(t, t, _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm256_shuffle_ps(t, t, _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm256_castps256_ps128(_mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)));
+}
+
 // Register tile: R weight rows x NB activation rows, R * NB accumulators of
 // eight F32 lanes (R = 2, NB = 4: 8 of the 16 ymm registers). Per block, each
 // weight row is loaded and its |w| formed once for all NB activation rows,

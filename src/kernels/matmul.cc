@@ -161,6 +161,11 @@ void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int6
   // each weight row as one sequential, prefetched stream per tile (widths 2
   // and 4 measured 20-30% faster than with 2 x nb tiles). Prefill keeps the
   // default tile (1 x 8 there measured no better than 2 x 4, within noise).
+  // Decode (width 1) on kernels with a row-streaming entry (K-quants): one
+  // call for the whole row range.
+  if constexpr (requires { &Kernel::StreamRows; }) {
+    if (batch == 1) return Kernel::StreamRows(w.Row(r0), w.row_stride_bytes, w.cols, acts[0], r1 - r0, y + r0);
+  }
   constexpr int kWide = WideActsOf<Kernel>();
   if constexpr (kWide > 0) {
     if (batch > 1 && batch <= 2 * kWide) {
