@@ -101,17 +101,18 @@ HWY_INLINE __m256 StreamSuperBlocks(const Block* blocks, int64_t num_blocks, con
 // Width 1 over `rows` consecutive rows of num_blocks super-blocks (row r at
 // w + r * stride): y[r] = ReduceLanes8 of the row's accumulators, four rows
 // per reduction (ReduceLanes8x4; the rows still stream one after another).
+// The four rows share one copy of the row loop (not unrolled: the same speed
+// on a 128 MB stream, 2.5x less code).
 template <class Block, class Group>
 HWY_INLINE void StreamRows(const uint8_t* w, size_t stride, int64_t num_blocks, int64_t rows, float* y,
                            const Group& group) {
   const auto row = [&](int64_t r) { return reinterpret_cast<const Block*>(w + r * stride); };
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4) {
-    const __m256 a0 = StreamSuperBlocks(row(r), num_blocks, group);
-    const __m256 a1 = StreamSuperBlocks(row(r + 1), num_blocks, group);
-    const __m256 a2 = StreamSuperBlocks(row(r + 2), num_blocks, group);
-    const __m256 a3 = StreamSuperBlocks(row(r + 3), num_blocks, group);
-    _mm_storeu_ps(y + r, ReduceLanes8x4(a0, a1, a2, a3));
+    __m256 a[4];
+#pragma GCC unroll 1
+    for (int k = 0; k < 4; ++k) a[k] = StreamSuperBlocks(row(r + k), num_blocks, group);
+    _mm_storeu_ps(y + r, ReduceLanes8x4(a[0], a[1], a[2], a[3]));
   }
   for (; r < rows; ++r) y[r] = ReduceLanes8(StreamSuperBlocks(row(r), num_blocks, group));
 }
