@@ -361,7 +361,7 @@ struct ScaleMinKernel {
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
     static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    constexpr int kGroups = (NB + 3) / 4;
+    constexpr int kGroups = TileLanes<NB>::kGroups;
     const auto* blocks = reinterpret_cast<const Block*>(wrow);
     if constexpr (NB == 1) {
       StreamRows(wrow, 0, cols, acts[0], 1, out);
