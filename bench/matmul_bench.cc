@@ -378,10 +378,10 @@ const Matrix& GetMatrix(DType type, int64_t megabytes, int64_t cols = kCols) {
   return *m;
 }
 
-std::vector<float> Activations(int64_t width) {
+std::vector<float> Activations(int64_t width, int64_t cols = kCols) {
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(width * kCols));
+  std::vector<float> x(static_cast<size_t>(width * cols));
   for (float& v : x) v = dist(rng);
   return x;
 }
@@ -413,8 +413,7 @@ void BM_Decode(benchmark::State& state, DType type) {
 void BM_DecodeCompute(benchmark::State& state, DType type) {
   const int64_t cols = state.range(0);
   const Matrix& m = GetMatrix(type, 0, cols);
-  std::vector<float> x = Activations(1);
-  x.resize(static_cast<size_t>(cols));
+  const std::vector<float> x = Activations(1, cols);
   std::vector<float> y(static_cast<size_t>(m.view.rows));
   static ThreadPool single(1);
   const double t0 = ThreadCpuSeconds();

@@ -319,8 +319,8 @@ constexpr int64_t kPvKeys = 32;
 // queries (GQA group 4: Qwen3.5), which take 3: 12 accumulators + 3 V
 // vectors + the p broadcast still fit 16 registers, and each key costs 7
 // loads per 12 FMAs instead of 6 per 8 (decode attention, head dim 256,
-// 4k-16k tokens, 2 threads: +7-12% measured in one process, variants
-// alternating). Bits do not change: each output element's chain is the same
+// 2 threads, measured in one process with the variants alternating: -2 to
+// +13% at 4k tokens, +7 to +10% at 16k). Bits do not change: each output element's chain is the same
 // whatever the column tiling.
 template <int kQ>
 constexpr int PvColumnVectors() {

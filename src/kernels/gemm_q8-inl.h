@@ -100,7 +100,8 @@ HWY_INLINE float ReduceLanes8(__m256 acc) {
 // (s_i = a[i] + a[i + 4], then (s0 + s2) + (s1 + s3)), returned as
 // [r(a0), r(a1), r(a2), r(a3)]. Width 1 with short rows (1024 columns: one
 // 4-super-block step per K-quant row): one shared reduction instead of four
-// serial ones measured ~20% faster per row.
+// serial ones, 27 -> 24 cycles per super-block (one thread, L2, row loop
+// inlined in both).
 HWY_INLINE __m128 ReduceLanes8x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   // [s(a0) | s(a1)] and [s(a2) | s(a3)].
   const __m256 s01 = _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
