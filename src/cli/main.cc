@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "kernels/cpu_features.h"
 
 namespace cairn::cli {
 namespace {
@@ -36,6 +37,8 @@ void SetExitCode(int code) { g_exit_code = code; }
 
 int main(int argc, char** argv) {
   using cairn::cli::Registry;
+  // Before any kernel runs: dispatch only to targets whose every instruction this CPU and OS support.
+  cairn::kernels::RestrictDispatchToCpu();
   CLI::App app{"Cairn: a local LLM inference server that never reads the same prompt twice."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cairn 0.1.0");

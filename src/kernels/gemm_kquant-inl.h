@@ -37,11 +37,6 @@
 #include "kernels/quant_blocks.h"
 
 HWY_BEFORE_NAMESPACE();
-#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC
-// As in gemm_q8-inl.h (Highway 1.0.3's AVX3_DL string lacks avx512vnni), so
-// its helpers (ReduceLanes8) inline here.
-#pragma GCC target("avx512vnni")
-#endif
 namespace cairn::kernels {
 namespace HWY_NAMESPACE {
 

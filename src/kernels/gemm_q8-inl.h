@@ -28,12 +28,6 @@
 #include "kernels/quant_blocks.h"
 
 HWY_BEFORE_NAMESPACE();
-#if HWY_TARGET == HWY_AVX3_DL && HWY_COMPILER_GCC
-// Highway 1.0.3's AVX3_DL attribute string lacks avx512vnni although its CPU
-// check requires VNNI; enable it for the kernels below (popped with the
-// target by HWY_AFTER_NAMESPACE).
-#pragma GCC target("avx512vnni")
-#endif
 namespace cairn::kernels {
 namespace HWY_NAMESPACE {
 

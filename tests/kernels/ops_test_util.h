@@ -13,12 +13,15 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include "kernels/cpu_features.h"
+
 namespace cairn::kernels::test {
 
 // Calls body() once per compiled target the CPU can run, forcing dynamic
 // dispatch to that target; restores normal dispatch afterwards.
 template <class Body>
 void ForEachTarget(Body body) {
+  RestrictDispatchToCpu();
   const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
   ASSERT_FALSE(targets.empty());
   for (int64_t target : targets) {
