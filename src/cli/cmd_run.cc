@@ -62,7 +62,9 @@ engine::GenerationResult Turn(engine::Engine& e, const engine::GenerationInput& 
 
 void Run(RunArgs& args) {
   if (args.engine.model_path.empty()) {
-    args.engine.model_path = engine::DefaultModelPath();
+    const engine::DefaultModel chosen = engine::ChooseDefaultModel();
+    args.engine.model_path = chosen.path;
+    std::fprintf(stderr, "%s\n", chosen.note.c_str());
     if (args.engine.draft_model_path.empty()) {
       args.engine.draft_model_path = engine::DefaultDraftModelPath(args.engine.model_path);
     }

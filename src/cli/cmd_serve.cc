@@ -84,8 +84,9 @@ class StopSignals {
 };
 
 void PrintBanner(const engine::ServiceInfo& info, const engine::EngineOptions& engine_options,
-                 const server::ServerOptions& options, int port) {
+                 const server::ServerOptions& options, int port, const std::string& default_note) {
   std::string url = fmt::format("http://{}:{}", options.host, port);
+  if (!default_note.empty()) std::printf("%s\n", default_note.c_str());
   std::printf("model:    %s (%s, %s)\n", info.model_name.c_str(), info.architecture.c_str(),
               HumanBytes(info.model_bytes).c_str());
   std::printf("file:     %s\n", info.model_path.c_str());
@@ -110,8 +111,11 @@ void PrintBanner(const engine::ServiceInfo& info, const engine::EngineOptions& e
 
 void RunServe(ServeArgs& args) {
   StopSignals signals;
+  std::string default_note;
   if (args.engine.model_path.empty()) {
-    args.engine.model_path = engine::DefaultModelPath();
+    const engine::DefaultModel chosen = engine::ChooseDefaultModel();
+    args.engine.model_path = chosen.path;
+    default_note = chosen.note;
     if (args.engine.draft_model_path.empty()) {
       args.engine.draft_model_path = engine::DefaultDraftModelPath(args.engine.model_path);
     }
@@ -124,7 +128,7 @@ void RunServe(ServeArgs& args) {
   server::HttpServer http(*engine, args.server);
   http.Start();
   signals.SetServing();
-  PrintBanner(engine->Info(), args.engine, args.server, http.port());
+  PrintBanner(engine->Info(), args.engine, args.server, http.port(), default_note);
 
   int signal = signals.Wait();
   std::fprintf(stderr, "\ncairn: %s received, stopping (finishing in-flight requests)...\n",

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/log.h"
+#include "server/request_log.h"
 #include "server/request_parser.h"
 #include "server/response_builder.h"
 #include "server/server_impl.h"
@@ -22,10 +23,11 @@ struct Dialect {
   ParseResult (*parse)(std::string_view body);
   const char* id_prefix;
   bool chat;
+  const char* route;  // for the request log line
 };
 
-constexpr Dialect kChat{ParseChatRequest, "chatcmpl-", true};
-constexpr Dialect kCompletion{ParseCompletionRequest, "cmpl-", false};
+constexpr Dialect kChat{ParseChatRequest, "chatcmpl-", true, "/v1/chat/completions"};
+constexpr Dialect kCompletion{ParseCompletionRequest, "cmpl-", false, "/v1/completions"};
 
 bool WantsLogprobs(const Dialect& dialect, const ParsedRequest& request) {
   return dialect.chat ? request.options.logprobs : request.legacy_logprobs >= 0;
@@ -74,13 +76,16 @@ void RunStream(HttpServer::Impl& server, StreamJob& job, const Dialect& dialect,
     std::string last = dialect.chat ? ChatFinalChunk(meta, result, request.include_usage)
                                     : CompletionFinalChunk(meta, result, request.include_usage);
     last.append(kSseDone);
+    LogRequest("POST", dialect.route, 200, &result);
     session.Finish(std::move(last));
   } catch (const engine::RequestError& e) {
     job.error = BadRequest(e.what());
+    LogRequest("POST", dialect.route, 400, nullptr, e.what());
     session.Finish(StreamErrorFrame(400, e.what()).append(kSseDone));
   } catch (const std::exception& e) {
     LogWarn("generation failed: {}", e.what());
     job.error = ApiError{500, "server_error", e.what()};
+    LogRequest("POST", dialect.route, 500, nullptr, e.what());
     session.Finish(StreamErrorFrame(500, e.what()).append(kSseDone));
   }
 }
@@ -171,13 +176,16 @@ void RunBlocking(HttpServer::Impl& server, BlockingJob& job, const Dialect& dial
     const bool with_logprobs = WantsLogprobs(dialect, request);
     job.body = dialect.chat ? ChatCompletionJson(meta, result, with_logprobs)
                             : CompletionJson(meta, result, with_logprobs);
+    LogRequest("POST", dialect.route, 200, &result);
     session.Finish(DumpJson(job.body));
   } catch (const engine::RequestError& e) {
     job.error = BadRequest(e.what());
+    LogRequest("POST", dialect.route, 400, nullptr, e.what());
     session.Finish(ErrorBody(*job.error));
   } catch (const std::exception& e) {
     LogWarn("generation failed: {}", e.what());
     job.error = ApiError{500, "server_error", e.what()};
+    LogRequest("POST", dialect.route, 500, nullptr, e.what());
     session.Finish(ErrorBody(*job.error));
   }
 }
@@ -210,9 +218,15 @@ void HandleBlocking(HttpServer::Impl& server, const Dialect& dialect, ParsedRequ
 
 void HandleGeneration(HttpServer::Impl& server, const Dialect& dialect, const httplib::Request& req,
                       httplib::Response& res) {
-  if (server.stopping) return SendError(res, ApiError{503, "service_unavailable", "server is shutting down"});
+  if (server.stopping) {
+    LogRequest("POST", dialect.route, 503, nullptr, "server is shutting down");
+    return SendError(res, ApiError{503, "service_unavailable", "server is shutting down"});
+  }
   ParseResult parsed = dialect.parse(req.body);
-  if (!parsed.ok()) return SendError(res, BadRequest(parsed.error));
+  if (!parsed.ok()) {
+    LogRequest("POST", dialect.route, 400, nullptr, parsed.error);
+    return SendError(res, BadRequest(parsed.error));
+  }
   ParsedRequest request = std::move(*parsed.request);
   ResponseMeta meta = NewResponseMeta(dialect.id_prefix, server.ModelName(request.model));
   if (request.stream) return HandleStream(server, dialect, std::move(request), meta, res);

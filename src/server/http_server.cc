@@ -1,4 +1,5 @@
 #include "server/http_server.h"
+#include "server/request_log.h"
 
 #include <fmt/format.h>
 
@@ -97,7 +98,8 @@ void HttpServer::Impl::RegisterMiddleware() {
 
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics.Count(req.method, req.path, res.status);
-    LogDebug("{} {} -> {}", req.method, req.path, res.status);
+    // Generation routes log their own line, with token counts and speed.
+    if (!LogsOwnRequestLine(req.path)) LogRequest(req.method, req.path, res.status, nullptr);
   });
 }
 
