@@ -148,6 +148,8 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
   cmd->add_option("-t,--threads", args->engine.threads, "Compute threads (0 = all cores)");
   cmd->add_option("--api-key", args->server.api_key,
                   "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (except /health)");
+  cmd->add_flag("--no-prompt-normalize", [args](int64_t) { args->server.prompt_normalize = false; },
+                "Keep per-request volatile prompt text (Claude Code's billing header) instead of removing it");
   cmd->add_flag("--no-prefix-cache", [args](int64_t) { args->engine.prefix_cache = false; },
                 "Disable the prefix cache");
   cmd->add_option("--cache-ram-mb", args->engine.cache_ram_mb, "Prefix-cache RAM budget in MiB (0 = auto)");

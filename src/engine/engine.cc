@@ -345,6 +345,9 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     const tokenizer::StopStringMatcher::Result r = stops.Push(detok.Push(tok));
     if (r.stopped) {
       finish = "stop";
+      if (r.stop_index >= 0 && static_cast<size_t>(r.stop_index) < options.stop.size()) {
+        result.stop_sequence = options.stop[static_cast<size_t>(r.stop_index)];
+      }
       emit(r.text, std::move(lps), true);
       return false;
     }

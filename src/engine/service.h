@@ -83,6 +83,7 @@ struct GenerationResult {
   std::string content;              // full answer text (reasoning split out)
   std::string reasoning;
   std::string finish_reason;        // "stop" | "length" | "tool_calls" | "cancelled"
+  std::string stop_sequence;        // the stop string that ended the answer ("" for EOS, length, ...)
   // OpenAI message.tool_calls parsed from the answer when the request had
   // tools (content then holds only the text outside the calls).
   Json tool_calls = Json::array();

@@ -1,11 +1,17 @@
-// POST /v1/chat/completions and POST /v1/completions: parse, run the engine,
-// answer as one JSON body or as an SSE stream.
+// The generation routes (POST /v1/chat/completions, /v1/completions,
+// /v1/messages): every API's request runs through the same path, its
+// differences held by its ApiDialect (api_dialect.h): parse, normalise the
+// volatile prefix, generate on a worker thread, answer as one JSON body or as
+// the API's SSE stream, log one line.
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "core/log.h"
+#include "server/anthropic_parser.h"
+#include "server/api_dialect.h"
+#include "server/prompt_normalize.h"
 #include "server/request_log.h"
 #include "server/request_parser.h"
 #include "server/response_builder.h"
@@ -17,21 +23,6 @@ namespace {
 
 using engine::GenerationDelta;
 using engine::GenerationResult;
-
-// What differs between the two generation routes.
-struct Dialect {
-  ParseResult (*parse)(std::string_view body);
-  const char* id_prefix;
-  bool chat;
-  const char* route;  // for the request log line
-};
-
-constexpr Dialect kChat{ParseChatRequest, "chatcmpl-", true, "/v1/chat/completions"};
-constexpr Dialect kCompletion{ParseCompletionRequest, "cmpl-", false, "/v1/completions"};
-
-bool WantsLogprobs(const Dialect& dialect, const ParsedRequest& request) {
-  return dialect.chat ? request.options.logprobs : request.legacy_logprobs >= 0;
-}
 
 // One streaming request: the generation thread and its session. Destroyed
 // with the httplib response (after the last write, or when the client or the
@@ -51,17 +42,12 @@ struct StreamJob {
 };
 
 // Runs on the job's thread: Generate() with callbacks that queue frames.
-void RunStream(HttpServer::Impl& server, StreamJob& job, const Dialect& dialect,
-               const ParsedRequest& request, const ResponseMeta& meta) {
+void RunStream(HttpServer::Impl& server, StreamJob& job, const ApiDialect& dialect, const ParsedRequest& request,
+               ResponseEncoder& encoder) {
   StreamSession& session = *job.session;
-  bool with_logprobs = WantsLogprobs(dialect, request);
-  int64_t text_offset = 0;  // legacy completions logprobs text_offset
   auto on_delta = [&](const GenerationDelta& delta) {
     if (server.stopping) session.MarkGone();
-    std::string frame = dialect.chat ? ChatDeltaChunk(meta, delta, with_logprobs)
-                                     : CompletionDeltaChunk(meta, delta, with_logprobs, text_offset);
-    text_offset += static_cast<int64_t>(delta.reasoning.size() + delta.content.size());
-    return session.Push(std::move(frame));
+    return session.Push(encoder.Delta(delta));
   };
   auto on_progress = [&](int64_t, int64_t) {
     if (server.stopping) session.MarkGone();
@@ -69,53 +55,53 @@ void RunStream(HttpServer::Impl& server, StreamJob& job, const Dialect& dialect,
   };
   try {
     GenerationResult result = server.service.Generate(request.input, request.options, on_delta, on_progress);
+    if (!request.normalized.empty()) result.cache["normalized"] = request.normalized;
     if (session.gone()) {
       LogInfo("client disconnected mid-stream; generation stopped early after {} tokens",
               result.completion_tokens);
     }
-    std::string last = dialect.chat ? ChatFinalChunk(meta, result, request.include_usage)
-                                    : CompletionFinalChunk(meta, result, request.include_usage);
-    last.append(kSseDone);
     LogRequest("POST", dialect.route, 200, &result);
-    session.Finish(std::move(last));
+    session.Finish(encoder.StreamEnd(result));
   } catch (const engine::RequestError& e) {
     job.error = BadRequest(e.what());
     LogRequest("POST", dialect.route, 400, nullptr, e.what());
-    session.Finish(StreamErrorFrame(400, e.what()).append(kSseDone));
+    session.Finish(encoder.StreamError(*job.error));
   } catch (const std::exception& e) {
     LogWarn("generation failed: {}", e.what());
     job.error = ApiError{500, "server_error", e.what()};
     LogRequest("POST", dialect.route, 500, nullptr, e.what());
-    session.Finish(StreamErrorFrame(500, e.what()).append(kSseDone));
+    session.Finish(encoder.StreamError(*job.error));
   }
 }
 
-void HandleStream(HttpServer::Impl& server, const Dialect& dialect, ParsedRequest request,
-                  const ResponseMeta& meta, httplib::Response& res) {
+void HandleStream(HttpServer::Impl& server, const ApiDialect& dialect, ParsedRequest request,
+                  std::unique_ptr<ResponseEncoder> encoder, httplib::Response& res) {
   auto keepalive = std::chrono::seconds(std::max(1, server.options.keepalive_seconds));
   auto job = std::make_shared<StreamJob>();
-  job->session = std::make_shared<StreamSession>(
-      keepalive, dialect.chat ? ChatKeepAliveChunk(meta) : CompletionKeepAliveChunk(meta));
-  // The thread reads `request` and `meta` through the job-owned copies below;
-  // the job's destructor joins it before they go away.
-  auto owned = std::make_shared<std::pair<ParsedRequest, ResponseMeta>>(std::move(request), meta);
+  job->session = std::make_shared<StreamSession>(keepalive, encoder->KeepAlive());
+  // Taken before the generation thread starts: from then on only that thread
+  // touches the encoder.
+  std::string first = encoder->StreamStart();
+  // The thread reads `request` and the encoder through the job-owned copies
+  // below; the job's destructor joins it before they go away.
+  auto owned = std::make_shared<std::pair<ParsedRequest, std::unique_ptr<ResponseEncoder>>>(std::move(request),
+                                                                                             std::move(encoder));
   StreamJob* raw = job.get();
   HttpServer::Impl* srv = &server;
-  const Dialect* d = &dialect;
-  job->thread = std::thread([srv, raw, d, owned] { RunStream(*srv, *raw, *d, owned->first, owned->second); });
+  const ApiDialect* d = &dialect;
+  job->thread = std::thread([srv, raw, d, owned] { RunStream(*srv, *raw, *d, owned->first, *owned->second); });
 
   // Hold the status line back until the engine shows a sign of life (at
   // most one keep-alive period): a prompt the engine refuses outright then
   // gets a real 400 instead of an error frame inside a 200 stream.
   job->session->WaitFirstEvent(std::chrono::duration_cast<std::chrono::milliseconds>(keepalive));
   if (job->session->finished() && job->error) {
-    SendError(res, *job->error);
+    SendError(res, *job->error, dialect.errors);
     return;  // `job` dies here: joins the (finished) thread
   }
 
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
-  std::string first = dialect.chat ? ChatRoleChunk(meta) : std::string();
   res.set_chunked_content_provider(
       "text/event-stream",
       [job, first](size_t, httplib::DataSink& sink) mutable {
@@ -159,8 +145,8 @@ struct BlockingJob {
   }
 };
 
-void RunBlocking(HttpServer::Impl& server, BlockingJob& job, const Dialect& dialect, const ParsedRequest& request,
-                 const ResponseMeta& meta) {
+void RunBlocking(HttpServer::Impl& server, BlockingJob& job, const ApiDialect& dialect, const ParsedRequest& request,
+                 ResponseEncoder& encoder) {
   StreamSession& session = *job.session;
   auto alive = [&] {
     if (server.stopping) session.MarkGone();
@@ -170,41 +156,41 @@ void RunBlocking(HttpServer::Impl& server, BlockingJob& job, const Dialect& dial
     GenerationResult result = server.service.Generate(
         request.input, request.options, [&](const GenerationDelta&) { return alive(); },
         [&](int64_t, int64_t) { return alive(); });
+    if (!request.normalized.empty()) result.cache["normalized"] = request.normalized;
     if (session.gone()) {
       LogInfo("client disconnected; generation stopped early after {} tokens", result.completion_tokens);
     }
-    const bool with_logprobs = WantsLogprobs(dialect, request);
-    job.body = dialect.chat ? ChatCompletionJson(meta, result, with_logprobs)
-                            : CompletionJson(meta, result, with_logprobs);
+    job.body = encoder.Body(result);
     LogRequest("POST", dialect.route, 200, &result);
     session.Finish(DumpJson(job.body));
   } catch (const engine::RequestError& e) {
     job.error = BadRequest(e.what());
     LogRequest("POST", dialect.route, 400, nullptr, e.what());
-    session.Finish(ErrorBody(*job.error));
+    session.Finish(ErrorBody(*job.error, dialect.errors));
   } catch (const std::exception& e) {
     LogWarn("generation failed: {}", e.what());
     job.error = ApiError{500, "server_error", e.what()};
     LogRequest("POST", dialect.route, 500, nullptr, e.what());
-    session.Finish(ErrorBody(*job.error));
+    session.Finish(ErrorBody(*job.error, dialect.errors));
   }
 }
 
-void HandleBlocking(HttpServer::Impl& server, const Dialect& dialect, ParsedRequest request,
-                    const ResponseMeta& meta, httplib::Response& res) {
+void HandleBlocking(HttpServer::Impl& server, const ApiDialect& dialect, ParsedRequest request,
+                    std::unique_ptr<ResponseEncoder> encoder, httplib::Response& res) {
   auto job = std::make_shared<BlockingJob>();
   job->session = std::make_shared<StreamSession>(kBlockingProbe, " ");
-  auto owned = std::make_shared<std::pair<ParsedRequest, ResponseMeta>>(std::move(request), meta);
+  auto owned = std::make_shared<std::pair<ParsedRequest, std::unique_ptr<ResponseEncoder>>>(std::move(request),
+                                                                                             std::move(encoder));
   BlockingJob* raw = job.get();
   HttpServer::Impl* srv = &server;
-  const Dialect* d = &dialect;
-  job->thread = std::thread([srv, raw, d, owned] { RunBlocking(*srv, *raw, *d, owned->first, owned->second); });
+  const ApiDialect* d = &dialect;
+  job->thread = std::thread([srv, raw, d, owned] { RunBlocking(*srv, *raw, *d, owned->first, *owned->second); });
   if (job->session->WaitFinished(kBlockingGrace)) {
-    if (job->error) return SendError(res, *job->error);
+    if (job->error) return SendError(res, *job->error, dialect.errors);
     return SendJson(res, 200, job->body);
   }
   // A late error can no longer change the status: its error body follows the
-  // spaces (clients see an {"error": ...} object).
+  // spaces (clients see an error object).
   res.set_chunked_content_provider("application/json", [job](size_t, httplib::DataSink& sink) {
     auto write = [&sink](std::string_view frame) { return sink.write(frame.data(), frame.size()); };
     switch (job->session->Pump(write, std::chrono::milliseconds(250))) {
@@ -216,32 +202,47 @@ void HandleBlocking(HttpServer::Impl& server, const Dialect& dialect, ParsedRequ
   });
 }
 
-void HandleGeneration(HttpServer::Impl& server, const Dialect& dialect, const httplib::Request& req,
+void HandleGeneration(HttpServer::Impl& server, const ApiDialect& dialect, const httplib::Request& req,
                       httplib::Response& res) {
   if (server.stopping) {
     LogRequest("POST", dialect.route, 503, nullptr, "server is shutting down");
-    return SendError(res, ApiError{503, "service_unavailable", "server is shutting down"});
+    return SendError(res, ApiError{503, "service_unavailable", "server is shutting down"}, dialect.errors);
   }
   ParseResult parsed = dialect.parse(req.body);
   if (!parsed.ok()) {
     LogRequest("POST", dialect.route, 400, nullptr, parsed.error);
-    return SendError(res, BadRequest(parsed.error));
+    return SendError(res, BadRequest(parsed.error), dialect.errors);
   }
   ParsedRequest request = std::move(*parsed.request);
+  if (server.options.prompt_normalize) request.normalized = NormalizeVolatilePrefix(request.input);
   ResponseMeta meta = NewResponseMeta(dialect.id_prefix, server.ModelName(request.model));
-  if (request.stream) return HandleStream(server, dialect, std::move(request), meta, res);
-
-  HandleBlocking(server, dialect, std::move(request), meta, res);
+  std::unique_ptr<ResponseEncoder> encoder = dialect.make_encoder(request, meta);
+  if (request.stream) return HandleStream(server, dialect, std::move(request), std::move(encoder), res);
+  HandleBlocking(server, dialect, std::move(request), std::move(encoder), res);
 }
 
 }  // namespace
 
 void HttpServer::Impl::RegisterGenerationRoutes() {
-  http.Post(RoutePattern("/chat/completions"), [this](const httplib::Request& req, httplib::Response& res) {
-    HandleGeneration(*this, kChat, req, res);
-  });
-  http.Post(RoutePattern("/completions"), [this](const httplib::Request& req, httplib::Response& res) {
-    HandleGeneration(*this, kCompletion, req, res);
+  for (const ApiDialect* dialect : {&kOpenAiChatDialect, &kOpenAiCompletionDialect, &kAnthropicMessagesDialect}) {
+    // Routes are the dialect's path without /v1 (RoutePattern makes it optional).
+    const std::string path = std::string(dialect->route).substr(3);
+    http.Post(RoutePattern(path), [this, dialect](const httplib::Request& req, httplib::Response& res) {
+      HandleGeneration(*this, *dialect, req, res);
+    });
+  }
+  // Anthropic's token counter: the prompt exactly as /v1/messages would render it.
+  http.Post(RoutePattern("/messages/count_tokens"), [this](const httplib::Request& req, httplib::Response& res) {
+    ParseResult parsed = ParseAnthropicCountTokensRequest(req.body);
+    if (!parsed.ok()) return SendError(res, BadRequest(parsed.error), ErrorDialect::kAnthropic);
+    if (options.prompt_normalize) NormalizeVolatilePrefix(parsed.request->input);
+    try {
+      const std::string prompt = service.RenderPrompt(parsed.request->input);
+      const auto ids = service.Tokenize(prompt, /*parse_special=*/true);
+      SendJson(res, 200, {{"input_tokens", static_cast<int64_t>(ids.size())}});
+    } catch (const engine::RequestError& e) {
+      SendError(res, BadRequest(e.what()), ErrorDialect::kAnthropic);
+    }
   });
 }
 

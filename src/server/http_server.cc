@@ -40,9 +40,9 @@ void SendJson(httplib::Response& res, int status, const engine::Json& body) {
   res.set_content(DumpJson(body), "application/json");
 }
 
-void SendError(httplib::Response& res, const ApiError& error) {
+void SendError(httplib::Response& res, const ApiError& error, ErrorDialect dialect) {
   res.status = error.status;
-  res.set_content(ErrorBody(error), "application/json");
+  res.set_content(ErrorBody(error, dialect), "application/json");
 }
 
 std::string RoutePattern(const std::string& path) { return "(?:/v1)?" + path + "/*"; }
@@ -66,9 +66,10 @@ void HttpServer::Impl::RegisterMiddleware() {
     if (!options.api_key.empty() && !IsHealthPath(req.path) &&
         !IsAuthorized(options.api_key, req.get_header_value("Authorization"),
                       req.get_header_value("x-api-key"))) {
-      SendError(res, ApiError{401, "authentication_error",
-                              "invalid or missing API key (send 'Authorization: Bearer <key>' "
-                              "or 'x-api-key: <key>')"});
+      SendError(res,
+                ApiError{401, "authentication_error",
+                         "invalid or missing API key (send 'Authorization: Bearer <key>' or 'x-api-key: <key>')"},
+                ErrorDialectForPath(req.path));
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -79,8 +80,10 @@ void HttpServer::Impl::RegisterMiddleware() {
   http.set_error_handler(httplib::Server::Handler([this](const httplib::Request& req,
                                                          httplib::Response& res) {
     if (!res.body.empty()) return;
-    SendError(res, ApiError{res.status, ErrorTypeForStatus(res.status),
-                            DefaultMessage(req, res.status, options.max_body_bytes)});
+    SendError(res,
+              ApiError{res.status, ErrorTypeForStatus(res.status),
+                       DefaultMessage(req, res.status, options.max_body_bytes)},
+              ErrorDialectForPath(req.path));
   }));
 
   http.set_exception_handler(
@@ -93,7 +96,7 @@ void HttpServer::Impl::RegisterMiddleware() {
         } catch (...) {
         }
         LogWarn("{} {}: internal error: {}", req.method, req.path, message);
-        SendError(res, ApiError{500, "server_error", message});
+        SendError(res, ApiError{500, "server_error", message}, ErrorDialectForPath(req.path));
       });
 
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {

@@ -22,6 +22,8 @@ struct ParsedRequest {
   bool include_usage = false;   // stream_options.include_usage
   // /v1/completions legacy `logprobs: N` (parallel-array shape); -1 = not asked.
   int legacy_logprobs = -1;
+  // What NormalizeVolatilePrefix removed (reported in x_cairn.cache.normalized).
+  engine::Json normalized = engine::Json::array();
 };
 
 struct ParseResult {

@@ -45,7 +45,7 @@ struct HttpServer::Impl {
 
 // Responses shared by every route.
 void SendJson(httplib::Response& res, int status, const engine::Json& body);
-void SendError(httplib::Response& res, const ApiError& error);
+void SendError(httplib::Response& res, const ApiError& error, ErrorDialect dialect = ErrorDialect::kOpenAi);
 
 // Regex for a route: optional /v1 prefix, optional trailing slashes.
 std::string RoutePattern(const std::string& path);

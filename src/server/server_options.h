@@ -23,6 +23,10 @@ struct ServerOptions {
   int keepalive_seconds = 15;
   // Socket read/write timeout in seconds for request bodies and writes.
   int request_timeout_seconds = 600;
+  // Remove known per-request volatile text early in prompts (Claude Code's
+  // billing-header line) so a session's requests share their prefix
+  // (server/prompt_normalize.h). `--no-prompt-normalize` turns it off.
+  bool prompt_normalize = true;
 };
 
 }  // namespace cairn::server

@@ -118,8 +118,12 @@ class FakeService : public engine::GenerationService {
     }
     // Stop strings: the answer ends before the first one (never emitted,
     // as the real engine's hold-back guarantees).
+    std::string matched_stop;
     for (const auto& stop : options.stop) {
-      if (size_t at = answer.find(stop); at != std::string::npos) answer.resize(at);
+      if (size_t at = answer.find(stop); at != std::string::npos) {
+        answer.resize(at);
+        matched_stop = stop;
+      }
     }
     std::vector<std::pair<std::string, bool>> pieces;  // (token text, is reasoning)
     if (think) {
@@ -129,6 +133,7 @@ class FakeService : public engine::GenerationService {
 
     std::string content, reasoning;
     result.finish_reason = "stop";
+    result.stop_sequence = matched_stop;
     bool first = true;
     for (size_t i = 0;; ++i) {
       std::string piece;
@@ -142,6 +147,7 @@ class FakeService : public engine::GenerationService {
       }
       if (result.completion_tokens >= options.max_tokens) {
         result.finish_reason = "length";
+        result.stop_sequence.clear();
         break;
       }
       std::string next = (is_reasoning ? reasoning : content) + piece;
