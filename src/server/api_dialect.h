@@ -48,6 +48,8 @@ struct ApiDialect {
 // POST /v1/chat/completions, POST /v1/completions (openai_encoders.cc).
 extern const ApiDialect kOpenAiChatDialect;
 extern const ApiDialect kOpenAiCompletionDialect;
+// POST /v1/responses (responses_encoder.cc).
+extern const ApiDialect kOpenAiResponsesDialect;
 // POST /v1/messages (anthropic_encoder.cc).
 extern const ApiDialect kAnthropicMessagesDialect;
 

@@ -41,6 +41,46 @@ struct StreamJob {
   }
 };
 
+// The conversation this response ended, for a later previous_response_id:
+// the request's messages plus the answer as an assistant message.
+void StoreConversation(HttpServer::Impl& server, const ParsedRequest& request, const GenerationResult& result) {
+  if (!request.store || !request.input.messages || result.finish_reason == "cancelled") return;
+  engine::Json conversation = *request.input.messages;
+  engine::Json answer = {{"role", "assistant"}, {"content", result.content}};
+  if (!result.reasoning.empty()) answer["reasoning_content"] = result.reasoning;
+  if (!result.tool_calls.empty()) {
+    engine::Json calls = result.tool_calls;
+    for (auto& call : calls) {
+      auto& arguments = call["function"]["arguments"];
+      if (arguments.is_string()) {
+        engine::Json parsed = engine::Json::parse(arguments.get<std::string>(), nullptr, false);
+        if (!parsed.is_discarded()) arguments = std::move(parsed);
+      }
+    }
+    answer["tool_calls"] = std::move(calls);
+  }
+  conversation.push_back(std::move(answer));
+  server.responses.Put(request.response_id, std::move(conversation));
+}
+
+// Continues a stored conversation: the new request's leading system
+// messages (its instructions; a stored response's instructions do not carry
+// over), then the stored turns, then the new items. False when the id is unknown.
+bool ResumeConversation(HttpServer::Impl& server, ParsedRequest& request) {
+  std::optional<engine::Json> stored = server.responses.Get(request.previous_response_id);
+  if (!stored) return false;
+  engine::Json& now = *request.input.messages;
+  engine::Json merged = engine::Json::array();
+  size_t i = 0;
+  for (; i < now.size() && now[i]["role"] == "system"; ++i) merged.push_back(now[i]);
+  size_t j = 0;
+  for (; j < stored->size() && (*stored)[j]["role"] == "system"; ++j) {}
+  for (; j < stored->size(); ++j) merged.push_back((*stored)[j]);
+  for (; i < now.size(); ++i) merged.push_back(now[i]);
+  now = std::move(merged);
+  return true;
+}
+
 // Runs on the job's thread: Generate() with callbacks that queue frames.
 void RunStream(HttpServer::Impl& server, StreamJob& job, const ApiDialect& dialect, const ParsedRequest& request,
                ResponseEncoder& encoder) {
@@ -56,6 +96,7 @@ void RunStream(HttpServer::Impl& server, StreamJob& job, const ApiDialect& diale
   try {
     GenerationResult result = server.service.Generate(request.input, request.options, on_delta, on_progress);
     if (!request.normalized.empty()) result.cache["normalized"] = request.normalized;
+    StoreConversation(server, request, result);
     if (session.gone()) {
       LogInfo("client disconnected mid-stream; generation stopped early after {} tokens",
               result.completion_tokens);
@@ -157,6 +198,7 @@ void RunBlocking(HttpServer::Impl& server, BlockingJob& job, const ApiDialect& d
         request.input, request.options, [&](const GenerationDelta&) { return alive(); },
         [&](int64_t, int64_t) { return alive(); });
     if (!request.normalized.empty()) result.cache["normalized"] = request.normalized;
+    StoreConversation(server, request, result);
     if (session.gone()) {
       LogInfo("client disconnected; generation stopped early after {} tokens", result.completion_tokens);
     }
@@ -214,8 +256,15 @@ void HandleGeneration(HttpServer::Impl& server, const ApiDialect& dialect, const
     return SendError(res, BadRequest(parsed.error), dialect.errors);
   }
   ParsedRequest request = std::move(*parsed.request);
+  if (!request.previous_response_id.empty() && !ResumeConversation(server, request)) {
+    const std::string error = "previous_response_id: no stored response '" + request.previous_response_id +
+                              "' (the server keeps the last 256 stored responses; send the whole input instead)";
+    LogRequest("POST", dialect.route, 400, nullptr, error);
+    return SendError(res, BadRequest(error), dialect.errors);
+  }
   if (server.options.prompt_normalize) request.normalized = NormalizeVolatilePrefix(request.input);
   ResponseMeta meta = NewResponseMeta(dialect.id_prefix, server.ModelName(request.model));
+  request.response_id = meta.id;
   std::unique_ptr<ResponseEncoder> encoder = dialect.make_encoder(request, meta);
   if (request.stream) return HandleStream(server, dialect, std::move(request), std::move(encoder), res);
   HandleBlocking(server, dialect, std::move(request), std::move(encoder), res);
@@ -224,7 +273,8 @@ void HandleGeneration(HttpServer::Impl& server, const ApiDialect& dialect, const
 }  // namespace
 
 void HttpServer::Impl::RegisterGenerationRoutes() {
-  for (const ApiDialect* dialect : {&kOpenAiChatDialect, &kOpenAiCompletionDialect, &kAnthropicMessagesDialect}) {
+  for (const ApiDialect* dialect :
+       {&kOpenAiChatDialect, &kOpenAiCompletionDialect, &kOpenAiResponsesDialect, &kAnthropicMessagesDialect}) {
     // Routes are the dialect's path without /v1 (RoutePattern makes it optional).
     const std::string path = std::string(dialect->route).substr(3);
     http.Post(RoutePattern(path), [this, dialect](const httplib::Request& req, httplib::Response& res) {

@@ -39,7 +39,7 @@ void LogRequest(std::string_view method, std::string_view route, int status, con
 
 bool LogsOwnRequestLine(std::string_view path) {
   return path.ends_with("/chat/completions") || path.ends_with("/completions") || path.ends_with("/messages") ||
-         path.ends_with("/messages/");
+         path.ends_with("/messages/") || path.ends_with("/responses") || path.ends_with("/responses/");
 }
 
 }  // namespace cairn::server

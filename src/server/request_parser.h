@@ -24,6 +24,11 @@ struct ParsedRequest {
   int legacy_logprobs = -1;
   // What NormalizeVolatilePrefix removed (reported in x_cairn.cache.normalized).
   engine::Json normalized = engine::Json::array();
+  // Server-side conversation state (Responses API): continue the stored
+  // conversation of this response id, and/or store this one under its id.
+  std::string previous_response_id;
+  bool store = false;
+  std::string response_id;  // set by the generation route: this response's id (the store key)
 };
 
 struct ParseResult {

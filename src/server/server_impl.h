@@ -13,6 +13,7 @@
 #include "server/errors.h"
 #include "server/http_metrics.h"
 #include "server/http_server.h"
+#include "server/response_store.h"
 
 namespace cairn::server {
 
@@ -25,6 +26,9 @@ struct HttpServer::Impl {
   engine::ServiceInfo info;         // read once at Start(): /health and /models never wait on the engine
   httplib::Server http;
   HttpMetrics metrics;
+  // Responses API conversations (`store`, `previous_response_id`): the last
+  // 256 responses, at most 64 MiB of JSON.
+  ResponseStore responses{256, size_t{64} << 20};
   std::thread listener;
   int bound_port = 0;
   std::atomic<bool> stopping{false};

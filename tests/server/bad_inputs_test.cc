@@ -15,6 +15,7 @@ namespace {
 
 std::string RouteFor(const std::string& file_name) {
   if (file_name.rfind("chat_", 0) == 0) return "/v1/chat/completions";
+  if (file_name.rfind("responses_", 0) == 0) return "/v1/responses";
   if (file_name.rfind("messages_count_", 0) == 0) return "/v1/messages/count_tokens";
   if (file_name.rfind("messages_", 0) == 0) return "/v1/messages";
   if (file_name.rfind("completion_", 0) == 0) return "/v1/completions";
