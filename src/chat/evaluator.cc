@@ -469,6 +469,9 @@ Value Evaluator::GetItem(const Value& obj, const Value& key) {
           Value method = FindMethod(obj, key.AsString());
           if (!method.is_undefined()) return method;
         }
+      } else if (key.is_int() || key.is_bool() || key.is_none() || key.is_float()) {
+        // Scalar keys of dict literals are stored as their str() (see kDict).
+        if (const Value* v = obj.AsDict().Find(key.Str())) return *v;
       }
       break;
     case Value::Kind::kList:
@@ -587,11 +590,17 @@ Value Evaluator::Eval(const Expr& e) {
       return Value::MakeList(std::move(items));
     }
     case ExprKind::kDict: {
+      // Dicts are string-keyed: a scalar key (int, bool, None, float) is
+      // stored under its Python str() ({1: 'a'} holds key "1"), and GetItem
+      // looks scalar keys up the same way, so d[1] finds it. The known
+      // difference from Python: keys() yields "1", not 1.
       Dict dict;
       for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
         Value key = Eval(*e.items[i]);
-        if (!key.is_string()) ErrorAt(e, "only string keys are supported in dict literals");
-        dict.Set(key.AsString(), Eval(*e.items[i + 1]));
+        if (!key.is_string() && !key.is_int() && !key.is_bool() && !key.is_none() && !key.is_float()) {
+          ErrorAt(e, "unhashable dict key of type '" + key.TypeName() + "'");
+        }
+        dict.Set(key.is_string() ? key.AsString() : key.Str(), Eval(*e.items[i + 1]));
       }
       return Value::MakeDict(std::move(dict));
     }

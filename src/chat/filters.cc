@@ -503,6 +503,16 @@ Value Format(Evaluator& ev, const Value& v, CallArgs& a) {
   return Value::String(PercentFormat(SoftStr(v), List{mapping}, &mapping, ev));
 }
 
+// `from_json` (alias `fromjson`): parses a JSON text into values, as
+// templates that receive tool arguments or schemas as strings expect.
+Value FromJson(Evaluator& ev, const Value& v, CallArgs& a) {
+  a.Expect("from_json", 0, {});
+  if (!v.is_string()) Fail("from_json: expected a string, got {}", v.TypeName());
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(v.AsString(), nullptr, false);
+  if (json.is_discarded()) Fail("from_json: the string is not valid JSON");
+  return Value::FromJson(json);
+}
+
 // Jinja2's do_truncate with the default policy truncate.leeway = 5; lengths
 // count code points.
 Value Truncate(Evaluator& ev, const Value& v, CallArgs& a) {
@@ -623,7 +633,7 @@ constexpr FilterEntry kFilters[] = {
     {"map", Map}, {"select", Select}, {"reject", Reject}, {"selectattr", SelectAttr},
     {"rejectattr", RejectAttr}, {"list", ToList}, {"string", ToString}, {"trim", Trim},
     {"upper", Upper}, {"lower", Lower}, {"capitalize", Capitalize}, {"title", Title},
-    {"replace", Replace}, {"default", Default}, {"d", Default}, {"tojson", ToJson},
+    {"replace", Replace}, {"default", Default}, {"d", Default}, {"tojson", ToJson}, {"from_json", FromJson}, {"fromjson", FromJson},
     {"items", Items}, {"dictsort", DictSort}, {"safe", Safe}, {"int", Int}, {"float", Float},
     {"abs", Abs}, {"round", Round}, {"unique", Unique}, {"sort", Sort}, {"reverse", Reverse},
     {"indent", Indent}, {"wordcount", WordCount}, {"e", Escape}, {"escape", Escape},

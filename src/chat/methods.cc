@@ -2,6 +2,7 @@
 // (message.content.split('</think>'), message.get('tool_calls'), ...).
 #include <memory>
 
+#include "chat/brace_format.h"
 #include "chat/builtins.h"
 #include "chat/evaluator.h"
 #include "chat/strings.h"
@@ -64,6 +65,9 @@ Value StringList(std::vector<std::string> parts) {
 }
 
 // ---- str ----
+Value StrFormat(Evaluator& ev, const Value& s, CallArgs& a) {
+  return Value::String(BraceFormat(s.AsString(), a.positional, a.keyword, ev));
+}
 Value StrStrip(Evaluator&, const Value& s, CallArgs& a) {
   return Value::String(PyStrip(s.AsString(), OptionalString(a, 0, "chars", "strip"), true, true));
 }
@@ -222,7 +226,7 @@ Value ListIndex(Evaluator&, const Value& l, CallArgs& a) {
 Value ListCopy(Evaluator&, const Value& l, CallArgs&) { return Value::MakeList(l.AsList()); }
 
 constexpr MethodEntry kStrMethods[] = {
-    {"strip", StrStrip}, {"lstrip", StrLstrip}, {"rstrip", StrRstrip},
+    {"format", StrFormat}, {"strip", StrStrip}, {"lstrip", StrLstrip}, {"rstrip", StrRstrip},
     {"split", StrSplit}, {"rsplit", StrRsplit}, {"splitlines", StrSplitLines},
     {"upper", StrUpper}, {"lower", StrLower}, {"title", StrTitle},
     {"capitalize", StrCapitalize}, {"startswith", StrStartswith}, {"endswith", StrEndswith},

@@ -226,3 +226,31 @@ TEST(TemplateApiTest, ConcurrentRendersAgree) {
 
 }  // namespace
 }  // namespace cairn::chat
+
+namespace cairn::chat {
+namespace {
+
+TEST(TemplateFeatures, PythonStrFormat) {
+  EXPECT_EQ(Render("{{ 'a{}b{}'.format(1, 'x') }}"), "a1bx");
+  EXPECT_EQ(Render("{{ '[{:>5}|{:.2f}|{:<4}|{:^7}|{:05d}|{:x}|{!r}]'.format('ab', 3.14159, 'z', 'mid', 42, 255, 'q') }}"),
+            "[   ab|3.14|z   |  mid  |00042|ff|'q']");
+  EXPECT_EQ(Render("{{ '{name}-{0}-{{x}}-{m[k]}'.format('q', name='n', m={'k': 'v'}) }}"), "n-q-{x}-v");
+  EXPECT_EQ(Render("{{ '{:.1%}'.format(0.25) }}"), "25.0%");
+  EXPECT_NE(RenderError("{{ '{'.format(1) }}").find("Single '{'"), std::string::npos);
+  EXPECT_NE(RenderError("{{ '{5}'.format(1) }}").find("out of range"), std::string::npos);
+}
+
+TEST(TemplateFeatures, DictLiteralsWithScalarKeys) {
+  EXPECT_EQ(Render("{% set d = {1: 'one', True: 'yes', None: 'none'} %}{{ d[1] }}|{{ d[True] }}|{{ d[None] }}"),
+            "one|yes|none");
+  EXPECT_NE(RenderError("{% set d = {[1]: 2} %}").find("unhashable"), std::string::npos);
+}
+
+TEST(TemplateFeatures, FromJsonFilter) {
+  EXPECT_EQ(Render("{{ ('{\"a\": [1, 2]}' | from_json).a[1] }}"), "2");
+  EXPECT_EQ(Render("{{ ('[3]' | fromjson)[0] + 1 }}"), "4");
+  EXPECT_NE(RenderError("{{ 'nope' | from_json }}").find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cairn::chat
