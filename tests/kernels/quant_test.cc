@@ -326,5 +326,43 @@ TEST(QuantTest, Q8_1ActivationsCarryScaledSums) {
   }
 }
 
+// Pseudo-random blocks (every bit pattern of levels and fifth bits; F16 d and
+// m kept finite) dequantized here and by gguf-py's gguf.quants.dequantize (the
+// llama.cpp reference), compared by checksums of the F32 bit patterns: s1 =
+// sum of bits, s2 = sum of bits * (i + 1), mod 2^64. Bytes: an LCG, state =
+// state * 1664525 + 1013904223 from 12345 + ggml type id, byte = state >> 24.
+TEST(QuantTest, DequantizeMatchesGgufPyOnRandomBlocks) {
+  const struct {
+    DType type;
+    uint64_t s1, s2;
+  } cases[] = {{DType::kQ4_1, 17270788422906u, 71026667691607183u},
+               {DType::kQ5_0, 16932582361088u, 69492694450227712u},
+               {DType::kQ5_1, 16968260892331u, 67616258916138761u},
+               {DType::kIQ4_NL, 17368301201856u, 70850753829935808u}};
+  for (const auto& c : cases) {
+    const int64_t n = 8192;
+    const int bb = GetDTypeInfo(c.type).block_bytes;
+    std::vector<uint8_t> raw(static_cast<size_t>(n / 32 * bb));
+    uint32_t state = 12345u + static_cast<uint32_t>(c.type);
+    for (uint8_t& b : raw) {
+      state = state * 1664525u + 1013904223u;
+      b = static_cast<uint8_t>(state >> 24);
+    }
+    for (size_t k = 0; k < raw.size(); k += bb) {
+      raw[k + 1] &= 0xBF;  // d: exponent < 31
+      if (c.type == DType::kQ4_1 || c.type == DType::kQ5_1) raw[k + 3] &= 0xBF;  // m
+    }
+    std::vector<float> y(n);
+    DequantizeRow(c.type, raw.data(), n, y.data());
+    uint64_t s1 = 0, s2 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      s1 += FloatBits(y[i]);
+      s2 += uint64_t{FloatBits(y[i])} * static_cast<uint64_t>(i + 1);
+    }
+    EXPECT_EQ(s1, c.s1) << GetDTypeInfo(c.type).name;
+    EXPECT_EQ(s2, c.s2) << GetDTypeInfo(c.type).name;
+  }
+}
+
 }  // namespace
 }  // namespace cairn::kernels
