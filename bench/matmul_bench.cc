@@ -28,6 +28,13 @@
 //     threads (see BM_SmallDecode); MatMul runs products under 2^18 MACs
 //     inline (matmul.cc, kMinParallelMacs), so this one is split.
 //
+// (c2) BM_WidthCompute: one thread, cache-resident ~400 KB matrix of 1024
+//     columns, widths 1 (decode), 2..16 (verification) and 64 (prefill):
+//     weight GB/s per core (weight bytes / thread CPU time per call) and
+//     GMAC/s, for every 32-element block type (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+//     IQ4_NL) and Q4_K: new formats against the existing ones without the
+//     memory-bandwidth noise of a shared machine.
+//
 // (d) BM_IssueRate: instructions per cycle of the AVX2 operations the Q8_0
 //     kernel is made of, alone and in pairs (which ones share ports).
 //
@@ -428,6 +435,26 @@ void BM_DecodeCompute(benchmark::State& state, DType type) {
       gbs;
 }
 
+// One thread, cache-resident matrix of 1024 columns, width state.range(0).
+void BM_WidthCompute(benchmark::State& state, DType type) {
+  const int64_t cols = 1024, width = state.range(0);
+  const Matrix& m = GetMatrix(type, 0, cols);
+  const std::vector<float> x = Activations(width, cols);
+  std::vector<float> y(static_cast<size_t>(m.view.rows * width));
+  static ThreadPool single(1);
+  const double t0 = ThreadCpuSeconds();
+  for (auto _ : state) {
+    MatMul(m.view, x.data(), cols, width, y.data(), m.view.rows, single);
+    benchmark::ClobberMemory();
+  }
+  const double per_call = (ThreadCpuSeconds() - t0) / static_cast<double>(state.iterations());
+  const double gbs = static_cast<double>(m.bytes.size()) / per_call / 1e9;
+  state.counters["GB/s_core"] = gbs;
+  state.counters["GMAC/s_core"] = static_cast<double>(m.view.rows) * cols * width / per_call / 1e9;
+  Summary()[std::string("width ") + TypeName(type) + " " + std::to_string(width) + " in-cache weight GB/s per core"] =
+      gbs;
+}
+
 // Time per call at width 1 for the 64 MB matrix of `type` (median of 9).
 CallTime WidthOneTime(DType type) {
   static CallTime cached[64] = {};
@@ -595,6 +622,21 @@ BENCHMARK(BM_IssueRate<IssueOp::kMaddubsSign>)->Iterations(1)->Name("BM_IssueRat
 BENCHMARK(BM_IssueRate<IssueOp::kMaddubsFma>)->Iterations(1)->Name("BM_IssueRate/maddubs+fma");
 BENCHMARK(BM_IssueRate<IssueOp::kMaddubsCvt>)->Iterations(1)->Name("BM_IssueRate/maddubs+cvt");
 #endif
+#define CAIRN_WIDTH_COMPUTE(name, type) \
+  BENCHMARK_CAPTURE(BM_WidthCompute, name, type)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64) \
+      ->Unit(benchmark::kMicrosecond)->MinTime(0.3)
+CAIRN_WIDTH_COMPUTE(q8_0, DType::kQ8_0);
+CAIRN_WIDTH_COMPUTE(q4_0, DType::kQ4_0);
+CAIRN_WIDTH_COMPUTE(q4_1, DType::kQ4_1);
+CAIRN_WIDTH_COMPUTE(q5_0, DType::kQ5_0);
+CAIRN_WIDTH_COMPUTE(q5_1, DType::kQ5_1);
+CAIRN_WIDTH_COMPUTE(iq4_nl, DType::kIQ4_NL);
+CAIRN_WIDTH_COMPUTE(q4_K, DType::kQ4_K);
+BENCHMARK_CAPTURE(BM_Decode, q4_0, DType::kQ4_0)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q4_1, DType::kQ4_1)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q5_0, DType::kQ5_0)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q5_1, DType::kQ5_1)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, iq4_nl, DType::kIQ4_NL)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q5_K, DType::kQ5_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
