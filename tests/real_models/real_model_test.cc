@@ -12,10 +12,12 @@
 //    differing step llama.cpp's token must be Cairn's runner-up with Cairn's
 //    top-2 logit margin below kNearTie; the case then stops there (what
 //    follows is a different text) and the margin is printed.
-//  * Perplexity: llama-perplexity's protocol (model/perplexity.h) within 0.5%.
+//  * Perplexity: llama-perplexity's protocol (model/perplexity.h) within 0.5%
+//    of llama.cpp's running PPL after the same number of chunks.
 //
-// Runtime: the 1.5B file runs the first kLargeGreedyCases cases unless
-// CAIRN_REAL_FULL=1 (CI has 2 cores).
+// Runtime: without CAIRN_REAL_FULL=1 the 1.5B file runs the first
+// kLargeGreedyCases greedy cases, and perplexity scores the first
+// kQuickPplChunks (1.5B: kLargeQuickPplChunks) chunks (CI has 2 cores).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,10 +41,20 @@ namespace {
 using nlohmann::json;
 
 // Logit margin (top1 - top2, Cairn's logits) below which a different argmax
-// from llama.cpp's counts as a near-tie. Both run Q8 activations and f16 K/V;
-// measured logit differences are ~1e-2 (see the README).
-constexpr float kNearTie = 0.15f;
+// from llama.cpp's counts as a near-tie. Both quantize activations the same
+// way and keep f16 K/V, but summation orders differ (and llama.cpp rounds Q
+// and the softmax to f16 for its attention products): through 24-30 layers of
+// 4-bit weights that moves logits by up to ~0.5. Measured on the 1.5B file:
+// first divergences at margins 0.02..0.52 (docs/real-models.md); rounding Cairn's
+// Q to f16 as llama.cpp does moved the divergences but did not remove them.
+constexpr float kNearTie = 0.6f;
+// And most tokens must agree: a wiring error diverges within a few tokens.
+constexpr double kMinIdenticalFraction = 0.9;
 constexpr int kLargeGreedyCases = 3;
+// Perplexity chunks scored without CAIRN_REAL_FULL (the golden keeps llama.cpp's
+// running PPL after every chunk, so any prefix compares).
+constexpr int kQuickPplChunks = 4;
+constexpr int kLargeQuickPplChunks = 2;
 
 struct RealModel {
   const char* name;  // tools/fetch_models.py name (= golden dir)
@@ -177,6 +189,7 @@ TEST_P(RealModelTest, GreedyMatchesLlamaCompletion) {
     }
     identical_cases += !diverged;
   }
+  EXPECT_GE(same_tokens, kMinIdenticalFraction * total_tokens) << m.name;
   std::printf("%s: greedy: %d/%d prompts identical, %d/%d tokens identical before any divergence\n", m.name,
               identical_cases, cases, same_tokens, total_tokens);
 }
@@ -194,10 +207,13 @@ TEST_P(RealModelTest, PerplexityMatchesLlamaPerplexity) {
   const tokenizer::Tokenizer tok(tokenizer::LoadGgufVocabulary(path));
   const std::vector<int32_t> tokens = tok.Encode(text, /*parse_special=*/false, /*add_special=*/true);
   ThreadPool pool(2);
-  const int chunks = golden.at("chunks").get<int>();
+  const bool full = std::getenv("CAIRN_REAL_FULL") != nullptr;
+  const std::vector<double> running = golden.at("chunk_running_ppl").get<std::vector<double>>();
+  const int chunks = full ? golden.at("chunks").get<int>()
+                          : std::min<int>(static_cast<int>(running.size()), m.large ? kLargeQuickPplChunks : kQuickPplChunks);
   const model::PerplexityResult r = model::Perplexity(*model, tokens, golden.at("ctx").get<int>(), chunks,
                                                       tok.add_bos() ? tok.bos() : -1, DType::kF16, pool);
-  const double want = golden.at("ppl").get<double>();
+  const double want = running.at(static_cast<size_t>(chunks) - 1);
   std::printf("%s: PPL Cairn %.4f, llama.cpp %.4f (%+.3f%%), %d chunks of %d\n", m.name, r.ppl, want,
               100.0 * (r.ppl / want - 1.0), r.chunks, golden.at("ctx").get<int>());
   EXPECT_EQ(r.chunks, chunks);
