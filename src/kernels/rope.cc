@@ -78,6 +78,10 @@ std::vector<float> RopeInvFreq(int rot_dims, float theta) {
 RopeTable::RopeTable(int rot_dims, float theta)
     : rot_dims_(rot_dims), inv_freq_(RopeInvFreq(rot_dims, theta)) {}
 
+void RopeTable::DivideFrequencies(const float* factors) {
+  for (size_t i = 0; i < inv_freq_.size(); ++i) inv_freq_[i] /= factors[i];
+}
+
 void RopeTable::Compute(const int64_t* positions, int64_t n) {
   const int half = rot_dims_ / 2;
   if (static_cast<size_t>(n * half) > cos_.size()) {

@@ -35,6 +35,11 @@ class RopeTable {
  public:
   RopeTable(int rot_dims, float theta);
 
+  // Divides inv_freq[i] by factors[i] (rot_dims / 2 values): GGUF
+  // `rope_freqs.weight`, Llama 3.1-style rope scaling baked into a tensor.
+  // Call before Compute.
+  void DivideFrequencies(const float* factors);
+
   // Recomputes the table for n positions (absolute, >= 0, < 2^24 for exact
   // float conversion — HF converts positions to float32 the same way).
   void Compute(const int64_t* positions, int64_t n);

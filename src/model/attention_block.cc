@@ -1,4 +1,4 @@
-// Attention layers: plain GQA attention (llama, qwen3) and Qwen3.5's gated
+// Attention layers: plain GQA attention (llama, qwen2 with q/k/v biases, qwen3) and Qwen3.5's gated
 // attention (query and output gate interleaved per head in attn_q).
 #include <cmath>
 #include <vector>
@@ -32,6 +32,15 @@ void DeinterleaveHeads(float* x, int64_t n_rows, int n_heads, int head_dim, int6
   }
 }
 
+// y[r][j] += bias[j] for n rows of `width` (optional projection biases).
+void AddBias(float* y, int64_t n, int64_t width, const float* bias) {
+  if (bias == nullptr) return;
+  for (int64_t r = 0; r < n; ++r) {
+    float* row = y + r * width;
+    for (int64_t j = 0; j < width; ++j) row[j] += bias[j];
+  }
+}
+
 }  // namespace
 
 void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer, const float* h, float* out) {
@@ -49,6 +58,9 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
   float* v = st.Scratch(kScratchV, n * kv_rows);
   float* attn = st.Scratch(kScratchAttn, n * cfg.n_head * hd);
   ProjectSameInput(c, {{w.attn.wq, q}, {w.attn.wk, k}, {w.attn.wv, v}}, h, n);
+  AddBias(q, n, q_rows, w.attn.q_bias);  // qwen2: before RoPE, as the HF Linear(bias=True)
+  AddBias(k, n, kv_rows, w.attn.k_bias);
+  AddBias(v, n, kv_rows, w.attn.v_bias);
 
   {
     prof::Scope scope(prof::kNormRopeAct);
@@ -114,6 +126,7 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
     }
   }
   Project(c, w.attn.wo, attn, n, out);
+  AddBias(out, n, cfg.n_embd, w.attn.o_bias);
 }
 
 }  // namespace cairn::model

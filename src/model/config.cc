@@ -53,10 +53,12 @@ ModelConfig ReadModelConfig(const gguf::GgufFile& file) {
     c.arch = Arch::kQwen3;
   } else if (c.arch_name == "qwen35") {
     c.arch = Arch::kQwen35;
+  } else if (c.arch_name == "qwen2") {
+    c.arch = Arch::kQwen2;  // llama layout + q/k/v biases (optional tensors), NEOX rope, no q/k norm
   } else if (c.arch_name.empty()) {
     Fail("missing metadata key 'general.architecture'");
   } else {
-    Fail("unsupported architecture '{}' (supported: llama, qwen3, qwen35)", c.arch_name);
+    Fail("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen35)", c.arch_name);
   }
   const std::string p = c.arch_name + ".";
   c.name = file.GetString("general.name", "");
@@ -78,7 +80,7 @@ ModelConfig ReadModelConfig(const gguf::GgufFile& file) {
   c.rope_dims = GetIntOr(file, p + "rope.dimension_count", c.head_dim);
   if (c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) Fail("rope.dimension_count {} is invalid for head dim {}", c.rope_dims, c.head_dim);
   c.rope_style = c.arch == Arch::kLlama ? RopeStyle::kNorm : RopeStyle::kNeox;
-  c.qk_norm = c.arch != Arch::kLlama;
+  c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen35;
 
   c.layer_kinds.assign(c.n_layers, c.arch == Arch::kQwen35 ? LayerKind::kGatedAttention : LayerKind::kAttention);
   if (c.arch == Arch::kQwen35) {

@@ -12,18 +12,19 @@ class GgufFile;
 
 namespace cairn::model {
 
-enum class Arch { kLlama, kQwen3, kQwen35 };
+enum class Arch { kLlama, kQwen3, kQwen35, kQwen2 };
 
 // How RoPE pairs dimensions. kNorm rotates adjacent pairs (2i, 2i+1) — GGUF
 // `llama` files, whose converter permutes q/k rows for it. kNeox rotates
-// (i, i + rot/2) — qwen3, qwen35 (IMROPE equals NEOX for text-only positions).
+// (i, i + rot/2) — qwen2, qwen3, qwen35 (IMROPE equals NEOX for text-only
+// positions). The style is not stored in GGUF: it is fixed per architecture.
 enum class RopeStyle { kNorm, kNeox };
 
 enum class LayerKind { kAttention, kGatedAttention, kGatedDeltaNet };
 
 struct ModelConfig {
   Arch arch = Arch::kLlama;
-  std::string arch_name;        // "llama", "qwen3", "qwen35"
+  std::string arch_name;        // "llama", "qwen2", "qwen3", "qwen35"
   std::string name;             // general.name
   int n_layers = 0;             // trunk layers (excludes MTP/nextn layers)
   int n_embd = 0;               // hidden size

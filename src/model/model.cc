@@ -80,6 +80,7 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
   const std::vector<int64_t> ends = ChunkEnds(start, total, std::max<int64_t>(1, req.chunk_tokens));
   const bool take_checkpoints = req.on_checkpoint && cfg.is_hybrid();
   kernels::RopeTable rope(cfg.rope_dims, cfg.rope_theta);
+  if (weights_.rope_freq_factors != nullptr) rope.DivideFrequencies(weights_.rope_freq_factors);
   std::vector<int64_t> positions;
   int64_t p0 = start;
   for (const int64_t end : ends) {
@@ -152,6 +153,12 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
       kernels::RmsNorm(x + first_row * E, E, weights_.output_norm, cfg.rms_eps, rows, E, normed, E);
       const int64_t row0 = req.all_logits ? offset : 0;
       kernels::MatMul(weights_.output, normed, E, rows, result->logits.data() + row0 * V, V, pool);
+      if (weights_.output_bias != nullptr) {
+        for (int64_t r = 0; r < rows; ++r) {
+          float* l = result->logits.data() + (row0 + r) * V;
+          for (int64_t j = 0; j < V; ++j) l[j] += weights_.output_bias[j];
+        }
+      }
       if (req.want_hidden && !req.all_hidden) {
         std::memcpy(result->hidden.data() + row0 * E, normed, rows * E * sizeof(float));
       }

@@ -83,6 +83,10 @@ void BindAttention(Binder& b, const ModelConfig& c, const std::string& p, bool g
     w->q_norm = b.Vector(p + "attn_q_norm.weight", c.head_dim);
     w->k_norm = b.Vector(p + "attn_k_norm.weight", c.head_dim);
   }
+  w->q_bias = b.OptionalVector(p + "attn_q.bias", q_rows);
+  w->k_bias = b.OptionalVector(p + "attn_k.bias", kv_rows);
+  w->v_bias = b.OptionalVector(p + "attn_v.bias", kv_rows);
+  w->o_bias = b.OptionalVector(p + "attn_output.bias", c.n_embd);
 }
 
 void BindDeltaNet(Binder& b, const ModelConfig& c, const std::string& p, DeltaNetWeights* w) {
@@ -134,6 +138,8 @@ ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& c, std::
   } else {
     w.output = w.token_embd;
   }
+  w.output_bias = b.OptionalVector("output.bias", n_vocab);
+  w.rope_freq_factors = b.OptionalVector("rope_freqs.weight", c.rope_dims / 2);
   w.layers.resize(c.n_layers);
   for (int il = 0; il < c.n_layers; ++il) BindLayer(b, c, il, c.layer_kinds[il], &w.layers[il]);
   for (int m = 0; m < c.n_nextn; ++m) {

@@ -30,6 +30,12 @@ struct AttentionWeights {
   MatrixView wo;      // rows n_embd, cols n_head*head_dim
   const float* q_norm = nullptr;  // [head_dim] (qk_norm models)
   const float* k_norm = nullptr;  // [head_dim]
+  // Optional biases (nullptr when the file has none): qwen2 has q/k/v biases;
+  // llama.cpp also accepts them, and an attn_output bias, for `llama` files.
+  const float* q_bias = nullptr;  // [rows of wq]
+  const float* k_bias = nullptr;  // [rows of wk]
+  const float* v_bias = nullptr;  // [rows of wv]
+  const float* o_bias = nullptr;  // [n_embd]
 };
 
 struct DeltaNetWeights {
@@ -73,6 +79,10 @@ struct ModelWeights {
   MatrixView token_embd;          // rows n_vocab, cols n_embd
   MatrixView output;              // rows n_vocab (== token_embd when tied)
   const float* output_norm = nullptr;
+  const float* output_bias = nullptr;       // [n_vocab], optional `output.bias`
+  // Optional `rope_freqs.weight` [rope_dims / 2] (Llama 3.1+ rope scaling):
+  // pair i rotates at inv_freq[i] / factor[i].
+  const float* rope_freq_factors = nullptr;
   std::vector<LayerWeights> layers;
   std::vector<MtpWeights> mtp;    // empty when the file has no nextn block
   size_t bytes = 0;               // total bytes of all tensors used

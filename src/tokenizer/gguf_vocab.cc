@@ -20,6 +20,14 @@ bool UsesIgnoreMerges(std::string_view pre) {
          pre == "pixtral";
 }
 
+// llama.cpp's BPE default when the file has no tokenizer.ggml.add_bos_token:
+// BOS for the Llama 3 family (and tekken, chameleon), none otherwise (qwen2,
+// smollm, gpt-2, ...). The key, when present, wins.
+bool BpeAddsBosByDefault(std::string_view pre) {
+  return UsesIgnoreMerges(pre) || pre == "falcon-h1" || pre == "midm-2.0" || pre == "lfm2" || pre == "tekken" ||
+         pre == "chameleon";
+}
+
 }  // namespace
 
 Vocabulary VocabularyFromGguf(const gguf::GgufFile& file) {
@@ -48,7 +56,7 @@ Vocabulary VocabularyFromGguf(const gguf::GgufFile& file) {
       Fail("GGUF has a gpt2 (BPE) tokenizer but no tokenizer.ggml.merges");
     }
     vocab.ignore_merges = UsesIgnoreMerges(vocab.pre);
-    vocab.add_bos = false;
+    vocab.add_bos = BpeAddsBosByDefault(vocab.pre);
     vocab.add_space_prefix = false;
   } else {
     vocab.pre = "default";
