@@ -7,19 +7,22 @@
 #include "core/half.h"
 #include "kernels/quant.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/quant_blocks32.h"
 #include "kernels/quant_kquants.h"
 
 namespace cairn::kernels {
 namespace {
 
-// Blocks of 32 with F16 scale; `levels` gives the 32 signed levels of block k.
-template <class Levels>
-float DotBlocks32(const uint8_t* w, size_t block_bytes, const ActRow& x, int64_t cols, Levels levels) {
-  float acc[8] = {};
+// Blocks of 32 with F16 scale d at byte 0 (every 32-element type), levels from
+// UnpackLevels32; types with a block min add the min lanes (dot_ref.h).
+float DotBlocks32(DType type, const uint8_t* w, const ActRow& x, int64_t cols) {
+  const size_t block_bytes = static_cast<size_t>(Block32Bytes(type));
+  const bool has_min = HasBlockMin(type);
+  float acc[8] = {}, accm[8] = {};
   int8_t q[kQK];
   for (int64_t k = 0; k < cols / kQK; ++k) {
     const uint8_t* block = w + k * block_bytes;
-    levels(block, q);
+    UnpackLevels32(type, block, q);
     const float scale = F16ToF32(LoadHalfBits(block)) * x.d[k];
     const int8_t* xq = x.qs + k * kQK;
     for (int i = 0; i < 8; ++i) {
@@ -27,8 +30,9 @@ float DotBlocks32(const uint8_t* w, size_t block_bytes, const ActRow& x, int64_t
       for (int j = 4 * i; j < 4 * i + 4; ++j) isum += q[j] * xq[j];
       acc[i] = std::fma(static_cast<float>(isum), scale, acc[i]);
     }
+    if (has_min) accm[k % 8] = std::fma(F16ToF32(LoadHalfBits(block + 2)), x.s[k], accm[k % 8]);
   }
-  return ReduceLanes8(acc);
+  return has_min ? ReduceLanes8(acc) + ReduceLanes8(accm) : ReduceLanes8(acc);
 }
 
 template <class Block>
@@ -87,18 +91,12 @@ float DotQuantizedRef(DType type, const void* wrow, const ActRow& x, int64_t col
   const auto* w = static_cast<const uint8_t*>(wrow);
   switch (type) {
     case DType::kQ8_0:
-      return DotBlocks32(w, sizeof(BlockQ8_0), x, cols, [](const uint8_t* block, int8_t* q) {
-        const auto* b = reinterpret_cast<const BlockQ8_0*>(block);
-        for (int j = 0; j < kQK; ++j) q[j] = b->qs[j];
-      });
     case DType::kQ4_0:
-      return DotBlocks32(w, sizeof(BlockQ4_0), x, cols, [](const uint8_t* block, int8_t* q) {
-        const auto* b = reinterpret_cast<const BlockQ4_0*>(block);
-        for (int j = 0; j < kQK / 2; ++j) {
-          q[j] = static_cast<int8_t>((b->qs[j] & 0xF) - 8);
-          q[j + kQK / 2] = static_cast<int8_t>((b->qs[j] >> 4) - 8);
-        }
-      });
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kIQ4_NL:
+      return DotBlocks32(type, w, x, cols);
     case DType::kQ4_K: return DotScaleMinK<BlockQ4K>(wrow, x, cols, UnpackLevelsQ4K);
     case DType::kQ5_K: return DotScaleMinK<BlockQ5K>(wrow, x, cols, UnpackLevelsQ5K);
     case DType::kQ6_K: return DotQ6K(wrow, x, cols);

@@ -3,11 +3,19 @@
 // For quantized weights these functions *define* MatMul's arithmetic: MatMul
 // on every SIMD target must return bit-identical results to MatMulReference.
 // The canonical operation sequence per (weight row, activation row):
-//   Q8_0 / Q4_0 (32-element blocks, activation Q8): eight F32 lane
-//     accumulators; for block k, lane i (elements 4i..4i+3 of the block):
+//   Q8_0 / Q4_0 / Q5_0 / IQ4_NL (32-element blocks, activation Q8) and
+//   Q4_1 / Q5_1 (activation Q8_1): eight F32 lane accumulators; for block k,
+//   lane i (elements 4i..4i+3 of the block):
 //       acc[i] = fma(float(isum_i), dw_k * dx_k, acc[i])
-//     where isum_i is the exact integer dot of those 4 elements (Q4_0 levels
-//     minus 8). Result: ((s0 + s2) + (s1 + s3)) with s_i = acc[i] + acc[i + 4].
+//     where isum_i is the exact integer dot of those 4 elements with the
+//     levels of UnpackLevels32 (Q4_0 nibble - 8, Q5_0 x - 16, IQ4_NL codebook
+//     values, Q4_1/Q5_1 unsigned). Result: ReduceLanes8(acc) =
+//     ((s0 + s2) + (s1 + s3)) with s_i = acc[i] + acc[i + 4].
+//     Q4_1 / Q5_1 add the min term m_k * s_k (s_k = dx_k * sum of block k's
+//     activation levels, quant_act.h) in eight more lanes, block k in lane
+//     k mod 8 (a SIMD kernel forms eight blocks' terms with one vector FMA):
+//       accm[k mod 8] = fma(m_k, s_k, accm[k mod 8])
+//     Result: ReduceLanes8(acc) + ReduceLanes8(accm).
 //   Q4_K / Q5_K (activation Q8K): per super-block i, exact integers
 //     sumi = sum_j sc_j * dot(q_j, x_j), summ = sum_j m_j * (bsum_2j + bsum_2j+1);
 //     eight F32 lane accumulators, super-block i feeding lanes 2k, 2k + 1 with

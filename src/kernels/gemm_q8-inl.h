@@ -1,5 +1,8 @@
-// Per-target integer dot kernels for 32-element block weights (Q8_0, Q4_0)
-// against Q8 activations. Included by matmul.cc once per Highway target.
+// Per-target integer dot kernels for 32-element block weights (Q8_0, Q4_0,
+// Q5_0, IQ4_NL against Q8 activations; Q4_1, Q5_1 against Q8_1) . Included by
+// matmul.cc once per Highway target. The formats differ only in how a block's
+// 32 levels are unpacked into bytes (a Levels policy) and, for Q4_1/Q5_1, in
+// the min term m * s added after the level dots (AddMinTerms).
 //
 // Every target performs the canonical sequence of dot_ref.h bit for bit:
 // eight F32 lane accumulators, lane i fed by the exact int32 dot of elements
@@ -21,6 +24,8 @@
 #endif
 
 #include <hwy/highway.h>
+
+#include <cstring>
 
 #include "core/half.h"
 #include "kernels/dot_ref.h"
@@ -60,6 +65,74 @@ struct Q4_0Levels {
     return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
   }
 };
+
+// Nibbles of 16 bytes as 32 bytes: low nibbles (elements 0..15) in the low
+// 128 bits, high nibbles (elements 16..31) in the high 128 bits.
+HWY_INLINE __m256i Nibbles(const uint8_t* qs) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
+}
+
+// 0xFF in byte j where bit j of the little-endian uint32 at qh is set (the
+// fifth bits of Q5_0/Q5_1): byte j takes qh byte j / 8, then tests bit j % 8.
+HWY_INLINE __m256i FifthBitMask(const uint8_t* qh) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, sizeof bits);
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+}
+
+// Q4_1: unsigned nibbles 0..15 (the min is the separate m * s term).
+struct Q4_1Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ4_1);
+  static constexpr bool kUnsigned = true;
+  static constexpr bool kHasMin = true;
+  static HWY_INLINE __m256i Load(const uint8_t* block) { return Nibbles(block + 4); }
+};
+
+// Q5_0: x - 16 = nibble when the fifth bit is set, else nibble - 16, which is
+// the nibble with the top four bits set (two's complement): one OR.
+struct Q5_0Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ5_0);
+  static HWY_INLINE __m256i Load(const uint8_t* block) {
+    return _mm256_or_si256(Nibbles(block + 6), _mm256_andnot_si256(FifthBitMask(block + 2), _mm256_set1_epi8(-16)));
+  }
+};
+
+// Q5_1: unsigned 0..31.
+struct Q5_1Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ5_1);
+  static constexpr bool kUnsigned = true;
+  static constexpr bool kHasMin = true;
+  static HWY_INLINE __m256i Load(const uint8_t* block) {
+    return _mm256_or_si256(Nibbles(block + 8), _mm256_and_si256(FifthBitMask(block + 4), _mm256_set1_epi8(0x10)));
+  }
+};
+
+// IQ4_NL: the codebook value of each nibble (one byte shuffle per block).
+struct IQ4NLLevels {
+  static constexpr size_t kBlockBytes = sizeof(BlockIQ4NL);
+  static HWY_INLINE __m256i Load(const uint8_t* block) {
+    const __m256i codebook =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+    return _mm256_shuffle_epi8(codebook, Nibbles(block + 2));
+  }
+};
+
+// Levels policies without the flags default to signed levels, no min.
+template <class Levels>
+constexpr bool IsUnsignedLevels() {
+  if constexpr (requires { Levels::kUnsigned; }) return Levels::kUnsigned;
+  return false;
+}
+template <class Levels>
+constexpr bool HasMinTerm() {
+  if constexpr (requires { Levels::kHasMin; }) return Levels::kHasMin;
+  return false;
+}
 
 HWY_INLINE float BlockScale(const uint8_t* block) { return _cvtsh_ss(LoadHalfBits(block)); }
 
@@ -109,6 +182,35 @@ HWY_INLINE __m128 ReduceLanes8x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   return _mm256_castps256_ps128(_mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)));
 }
 
+// Q4_1/Q5_1: out[i * NB + b] += ReduceLanes8(accm) with the canonical min
+// lanes (dot_ref.h): eight blocks' m * s per vector FMA, the m of a weight
+// row's eight blocks converted once for all NB activation rows; the tail
+// blocks k go to lane k mod 8 one scalar FMA each. The row was just streamed
+// by the level loop, so its m fields come from L1.
+template <size_t kBlockBytes, int R, int NB>
+HWY_INLINE void AddMinTerms(const uint8_t* wrow, size_t stride, int64_t num_blocks, const ActRow* acts,
+                            float* out) {
+  for (int i = 0; i < R; ++i) {
+    const uint8_t* mins = wrow + i * stride + 2;  // m at byte 2 of each block
+    __m256 accm[NB];
+    for (int b = 0; b < NB; ++b) accm[b] = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= num_blocks; k += 8) {
+      const __m256 m = BlockScales8<kBlockBytes>(mins + k * kBlockBytes);
+      for (int b = 0; b < NB; ++b) accm[b] = _mm256_fmadd_ps(m, _mm256_loadu_ps(acts[b].s + k), accm[b]);
+    }
+    for (int b = 0; b < NB; ++b) {
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, accm[b]);
+      for (int64_t t = k; t < num_blocks; ++t) {
+        const __m128 m = _mm_set_ss(BlockScale(mins + t * kBlockBytes));
+        lanes[t - k] = _mm_cvtss_f32(_mm_fmadd_ss(m, _mm_set_ss(acts[b].s[t]), _mm_set_ss(lanes[t - k])));
+      }
+      out[i * NB + b] += ReduceLanes8(_mm256_load_ps(lanes));
+    }
+  }
+}
+
 // Register tile: R weight rows x NB activation rows, R * NB accumulators of
 // eight F32 lanes (R = 2, NB = 4: 8 of the 16 ymm registers). Per block, each
 // weight row is loaded and its |w| formed once for all NB activation rows,
@@ -134,6 +236,7 @@ struct Blocks32Kernel {
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
     static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kWideActs && R * NB <= 8);
+    constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
     const int64_t num_blocks = cols / kQK;
     __m256 acc[R][NB];
     for (int i = 0; i < R; ++i) {
@@ -149,12 +252,13 @@ struct Blocks32Kernel {
         const uint8_t* block1 = block0 + Levels::kBlockBytes;
         const __m512i w =
             _mm512_inserti64x4(_mm512_castsi256_si512(Levels::Load(block0)), Levels::Load(block1), 1);
-        const __mmask64 negative = _mm512_movepi8_mask(w);
-        const __m512i abs_w = _mm512_abs_epi8(w);
+        // Unsigned levels (Q4_1, Q5_1) are their own |w| and need no sign transfer.
+        const __mmask64 negative = kUnsigned ? 0 : _mm512_movepi8_mask(w);
+        const __m512i abs_w = kUnsigned ? w : _mm512_abs_epi8(w);
         const __m256 dw0 = _mm256_set1_ps(BlockScale(block0)), dw1 = _mm256_set1_ps(BlockScale(block1));
         for (int b = 0; b < NB; ++b) {
           const __m512i x = _mm512_loadu_si512(acts[b].qs + k * kQK);
-          const __m512i signed_x = _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
+          const __m512i signed_x = kUnsigned ? x : _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
 #if HWY_TARGET == HWY_AVX3_DL
           const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_w, signed_x);
 #else
@@ -198,12 +302,12 @@ struct Blocks32Kernel {
         __m256i w[R], abs_w[R];
         for (int i = 0; i < R; ++i) {
           w[i] = Levels::Load(wrow + i * stride + (k + j) * Levels::kBlockBytes);
-          abs_w[i] = _mm256_sign_epi8(w[i], w[i]);
+          abs_w[i] = kUnsigned ? w[i] : _mm256_sign_epi8(w[i], w[i]);
         }
         for (int b = 0; b < NB; ++b) {
           const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + (k + j) * kQK));
           for (int i = 0; i < R; ++i) {
-            const __m256i p = DotLanesAbs(abs_w[i], _mm256_sign_epi8(x, w[i]), ones16);
+            const __m256i p = DotLanesAbs(abs_w[i], kUnsigned ? x : _mm256_sign_epi8(x, w[i]), ones16);
             acc[i][b] =
                 _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&scale[i][b][j]), acc[i][b]);
           }
@@ -216,14 +320,14 @@ struct Blocks32Kernel {
       for (int i = 0; i < R; ++i) {
         const uint8_t* block = wrow + i * stride + k * Levels::kBlockBytes;
         w[i] = Levels::Load(block);
-        abs_w[i] = _mm256_sign_epi8(w[i], w[i]);
+        abs_w[i] = kUnsigned ? w[i] : _mm256_sign_epi8(w[i], w[i]);
         dw[i] = _mm256_set1_ps(BlockScale(block));
       }
       for (int b = 0; b < NB; ++b) {
         const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK));
         const __m256 dx = _mm256_broadcast_ss(acts[b].d + k);
         for (int i = 0; i < R; ++i) {
-          const __m256i p = DotLanesAbs(abs_w[i], _mm256_sign_epi8(x, w[i]), ones16);
+          const __m256i p = DotLanesAbs(abs_w[i], kUnsigned ? x : _mm256_sign_epi8(x, w[i]), ones16);
           acc[i][b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[i], dx), acc[i][b]);
         }
       }
@@ -231,11 +335,16 @@ struct Blocks32Kernel {
     for (int i = 0; i < R; ++i) {
       for (int b = 0; b < NB; ++b) out[i * NB + b] = ReduceLanes8(acc[i][b]);
     }
+    if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, R, NB>(wrow, stride, num_blocks, acts, out);
   }
 };
 
 using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
 using Q4_0Kernel = Blocks32Kernel<Q4_0Levels>;
+using Q4_1Kernel = Blocks32Kernel<Q4_1Levels>;
+using Q5_0Kernel = Blocks32Kernel<Q5_0Levels>;
+using Q5_1Kernel = Blocks32Kernel<Q5_1Levels>;
+using IQ4NLKernel = Blocks32Kernel<IQ4NLLevels>;
 
 #elif HWY_TARGET == HWY_NEON
 
@@ -257,6 +366,78 @@ struct Q4_0Levels {
     *hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), eight);
   }
 };
+
+// Low nibbles (elements 0..15) and high nibbles (16..31) of 16 bytes.
+HWY_INLINE void Nibbles(const uint8_t* qs, uint8x16_t* lo, uint8x16_t* hi) {
+  const uint8x16_t raw = vld1q_u8(qs);
+  *lo = vandq_u8(raw, vdupq_n_u8(0x0F));
+  *hi = vshrq_n_u8(raw, 4);
+}
+
+// 0xFF in byte j of lo (elements 0..15) / hi (16..31) where bit j of the
+// little-endian uint32 at qh is set.
+HWY_INLINE void FifthBitMask(const uint8_t* qh, uint8x16_t* lo, uint8x16_t* hi) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, sizeof bits);
+  const uint8x8_t b = vcreate_u8(bits);
+  const uint8x16_t table = vcombine_u8(b, b);
+  const uint8x16_t select = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ULL));
+  *lo = vtstq_u8(vqtbl1q_u8(table, vcombine_u8(vdup_n_u8(0), vdup_n_u8(1))), select);
+  *hi = vtstq_u8(vqtbl1q_u8(table, vcombine_u8(vdup_n_u8(2), vdup_n_u8(3))), select);
+}
+
+struct Q4_1Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ4_1);
+  static constexpr bool kHasMin = true;
+  static HWY_INLINE void Load(const uint8_t* block, int8x16_t* lo, int8x16_t* hi) {
+    uint8x16_t l, h;
+    Nibbles(block + 4, &l, &h);
+    *lo = vreinterpretq_s8_u8(l);
+    *hi = vreinterpretq_s8_u8(h);
+  }
+};
+
+struct Q5_0Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ5_0);
+  static HWY_INLINE void Load(const uint8_t* block, int8x16_t* lo, int8x16_t* hi) {
+    uint8x16_t l, h, ml, mh;
+    Nibbles(block + 6, &l, &h);
+    FifthBitMask(block + 2, &ml, &mh);
+    const uint8x16_t top = vdupq_n_u8(0xF0);  // nibble - 16 where the bit is clear
+    *lo = vreinterpretq_s8_u8(vorrq_u8(l, vbicq_u8(top, ml)));
+    *hi = vreinterpretq_s8_u8(vorrq_u8(h, vbicq_u8(top, mh)));
+  }
+};
+
+struct Q5_1Levels {
+  static constexpr size_t kBlockBytes = sizeof(BlockQ5_1);
+  static constexpr bool kHasMin = true;
+  static HWY_INLINE void Load(const uint8_t* block, int8x16_t* lo, int8x16_t* hi) {
+    uint8x16_t l, h, ml, mh;
+    Nibbles(block + 8, &l, &h);
+    FifthBitMask(block + 4, &ml, &mh);
+    const uint8x16_t bit = vdupq_n_u8(0x10);
+    *lo = vreinterpretq_s8_u8(vorrq_u8(l, vandq_u8(ml, bit)));
+    *hi = vreinterpretq_s8_u8(vorrq_u8(h, vandq_u8(mh, bit)));
+  }
+};
+
+struct IQ4NLLevels {
+  static constexpr size_t kBlockBytes = sizeof(BlockIQ4NL);
+  static HWY_INLINE void Load(const uint8_t* block, int8x16_t* lo, int8x16_t* hi) {
+    uint8x16_t l, h;
+    Nibbles(block + 2, &l, &h);
+    const int8x16_t codebook = vld1q_s8(kIQ4NLValues);
+    *lo = vqtbl1q_s8(codebook, l);
+    *hi = vqtbl1q_s8(codebook, h);
+  }
+};
+
+template <class Levels>
+constexpr bool HasMinTerm() {
+  if constexpr (requires { Levels::kHasMin; }) return Levels::kHasMin;
+  return false;
+}
 
 // Lane i = exact sum of w[j] * x[j] for j in 4i..4i+3 of 16 elements.
 HWY_INLINE int32x4_t DotLanes(int8x16_t w, int8x16_t x) {
@@ -293,15 +474,46 @@ struct Blocks32Kernel {
       vst1q_f32(lanes + 4, acc_hi[b]);
       out[b] = ::cairn::kernels::ReduceLanes8(lanes);
     }
+    if constexpr (HasMinTerm<Levels>()) {
+      // The canonical min lanes (dot_ref.h), block k in lane k mod 8: two
+      // 4-lane FMAs per eight blocks, the tail one scalar FMA per block.
+      const int64_t num_blocks = cols / kQK;
+      for (int b = 0; b < NB; ++b) {
+        float32x4_t m_lo = vdupq_n_f32(0.0f), m_hi = vdupq_n_f32(0.0f);
+        int64_t k = 0;
+        for (; k + 8 <= num_blocks; k += 8) {
+          float m[8];
+          for (int j = 0; j < 8; ++j) m[j] = F16ToF32(LoadHalfBits(wrow + (k + j) * Levels::kBlockBytes + 2));
+          m_lo = vfmaq_f32(m_lo, vld1q_f32(m), vld1q_f32(acts[b].s + k));
+          m_hi = vfmaq_f32(m_hi, vld1q_f32(m + 4), vld1q_f32(acts[b].s + k + 4));
+        }
+        float lanes[8];
+        vst1q_f32(lanes, m_lo);
+        vst1q_f32(lanes + 4, m_hi);
+        for (int64_t t = k; t < num_blocks; ++t) {
+          const float m = F16ToF32(LoadHalfBits(wrow + t * Levels::kBlockBytes + 2));
+          lanes[t - k] = vgetq_lane_f32(vfmaq_f32(vdupq_n_f32(lanes[t - k]), vdupq_n_f32(m), vdupq_n_f32(acts[b].s[t])), 0);
+        }
+        out[b] += ::cairn::kernels::ReduceLanes8(lanes);
+      }
+    }
   }
 };
 
 using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
 using Q4_0Kernel = Blocks32Kernel<Q4_0Levels>;
+using Q4_1Kernel = Blocks32Kernel<Q4_1Levels>;
+using Q5_0Kernel = Blocks32Kernel<Q5_0Levels>;
+using Q5_1Kernel = Blocks32Kernel<Q5_1Levels>;
+using IQ4NLKernel = Blocks32Kernel<IQ4NLLevels>;
 
 #else  // Portable targets: the scalar reference is the kernel.
 using Q8_0Kernel = RefKernel<DType::kQ8_0>;
 using Q4_0Kernel = RefKernel<DType::kQ4_0>;
+using Q4_1Kernel = RefKernel<DType::kQ4_1>;
+using Q5_0Kernel = RefKernel<DType::kQ5_0>;
+using Q5_1Kernel = RefKernel<DType::kQ5_1>;
+using IQ4NLKernel = RefKernel<DType::kIQ4_NL>;
 
 #endif
 

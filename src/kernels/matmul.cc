@@ -8,7 +8,7 @@
 //   for each block of kRowBlock weight rows (kept hot in L1/L2)
 //     for each tile of up to kMaxActs activation rows
 //       for each group of kTileRows weight rows: kernel tile -> y[tile][rows]
-// Tile shapes are per kernel (Q8_0/Q4_0 on x86: 2 x 4, and 1 x up to 8 for
+// Tile shapes are per kernel (32-element block types on x86: 2 x 4, and 1 x up to 8 for
 // batches 1..16; K-quants: 1 x 8; others 1 x 4); activation tiles are
 // balanced (width 12: 6 + 6). Batch 1 (decode) degenerates to one
 // streaming pass over the weights, one row at a time. Small batches
@@ -191,6 +191,14 @@ void RunRowsOfType(const MatrixView& w, const ActRow* qacts, const float* const*
       return RunRows<Q8_0Kernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ4_0:
       return RunRows<Q4_0Kernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kQ4_1:
+      return RunRows<Q4_1Kernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kQ5_0:
+      return RunRows<Q5_0Kernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kQ5_1:
+      return RunRows<Q5_1Kernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kIQ4_NL:
+      return RunRows<IQ4NLKernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ4_K:
       return RunRows<Q4KKernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ5_K:
@@ -208,8 +216,9 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
                            ThreadPool& pool) {
   const int64_t cols = outs[0].w.cols;
   // The input once per activation format in use (usually one), in one scratch buffer.
-  constexpr int kFormats = 2;  // ActFormat::kQ8, kQ8K (indexes below)
-  static_assert(static_cast<int>(ActFormat::kQ8) == 0 && static_cast<int>(ActFormat::kQ8K) == kFormats - 1);
+  constexpr int kFormats = 3;  // ActFormat::kQ8, kQ8K, kQ8_1 (indexes below)
+  static_assert(static_cast<int>(ActFormat::kQ8) == 0 && static_cast<int>(ActFormat::kQ8K) == 1 &&
+                static_cast<int>(ActFormat::kQ8_1) == kFormats - 1);
   bool used[kFormats] = {};
   bool any_float = false;
   for (size_t i = 0; i < num_outs; ++i) {

@@ -29,7 +29,7 @@ inline void QuantizeActivationRowTarget(ActFormat format, const float* x, int64_
   const ActRow view = ActRowAt(format, dst, cols);
   auto* qs = const_cast<int8_t*>(view.qs);
   auto* d = const_cast<float*>(view.d);
-  const int64_t block = format == ActFormat::kQ8 ? kQK : kQKK;
+  const int64_t block = format == ActFormat::kQ8K ? kQKK : kQK;
   for (int64_t i = 0; i < cols / block; ++i) {
     const float* xb = x + i * block;
     auto vmax = hn::Zero(df);
@@ -52,6 +52,7 @@ inline void QuantizeActivationRowTarget(ActFormat format, const float* x, int64_
       bsums[k] = static_cast<int16_t>(sum);
     }
   }
+  if (format == ActFormat::kQ8_1) FinishActivationRow(format, cols, dst);  // s: a few ops per block
 #else
   QuantizeActivationRow(format, x, cols, dst);
 #endif

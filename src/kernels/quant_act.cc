@@ -11,27 +11,41 @@ namespace {
 
 size_t RoundUp64(size_t n) { return (n + 63) / 64 * 64; }
 
-int BlockElems(ActFormat format) { return format == ActFormat::kQ8 ? kQK : kQKK; }
+int BlockElems(ActFormat format) { return format == ActFormat::kQ8K ? kQKK : kQK; }
 
 }  // namespace
 
 ActFormat ActFormatFor(DType type) {
-  return (type == DType::kQ8_0 || type == DType::kQ4_0) ? ActFormat::kQ8 : ActFormat::kQ8K;
+  switch (type) {
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+    case DType::kQ5_0:
+    case DType::kIQ4_NL:
+      return ActFormat::kQ8;
+    case DType::kQ4_1:
+    case DType::kQ5_1:
+      return ActFormat::kQ8_1;
+    default:
+      return ActFormat::kQ8K;
+  }
 }
 
 size_t ActRowBytes(ActFormat format, int64_t cols) {
   const size_t n = static_cast<size_t>(cols);
   size_t bytes = RoundUp64(n) + RoundUp64(n / BlockElems(format) * sizeof(float));
   if (format == ActFormat::kQ8K) bytes += RoundUp64(n / 16 * sizeof(int16_t));
+  if (format == ActFormat::kQ8_1) bytes += RoundUp64(n / kQK * sizeof(float));
   return bytes;
 }
 
 ActRow ActRowAt(ActFormat format, const uint8_t* row, int64_t cols) {
   const size_t n = static_cast<size_t>(cols);
   const size_t d_offset = RoundUp64(n);
-  const size_t bsums_offset = d_offset + RoundUp64(n / BlockElems(format) * sizeof(float));
+  // bsums (Q8K) or s (Q8_1) follow d.
+  const size_t sums_offset = d_offset + RoundUp64(n / BlockElems(format) * sizeof(float));
   return ActRow{reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + d_offset),
-                format == ActFormat::kQ8K ? reinterpret_cast<const int16_t*>(row + bsums_offset) : nullptr};
+                format == ActFormat::kQ8K ? reinterpret_cast<const int16_t*>(row + sums_offset) : nullptr,
+                format == ActFormat::kQ8_1 ? reinterpret_cast<const float*>(row + sums_offset) : nullptr};
 }
 
 void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8_t* dst) {
@@ -51,12 +65,25 @@ void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8
       qb[j] = static_cast<int8_t>(std::clamp(std::nearbyint(xb[j] * id), -127.0f, 127.0f));
     }
   }
+  FinishActivationRow(format, cols, dst);
+}
+
+void FinishActivationRow(ActFormat format, int64_t cols, uint8_t* dst) {
+  const ActRow view = ActRowAt(format, dst, cols);
   if (format == ActFormat::kQ8K) {
     auto* bsums = const_cast<int16_t*>(view.bsums);
     for (int64_t k = 0; k < cols / 16; ++k) {
       int sum = 0;
-      for (int j = 0; j < 16; ++j) sum += qs[16 * k + j];
+      for (int j = 0; j < 16; ++j) sum += view.qs[16 * k + j];
       bsums[k] = static_cast<int16_t>(sum);
+    }
+  }
+  if (format == ActFormat::kQ8_1) {
+    auto* s = const_cast<float*>(view.s);
+    for (int64_t k = 0; k < cols / kQK; ++k) {
+      int sum = 0;  // |sum| <= 32 * 127: exact in F32
+      for (int j = 0; j < kQK; ++j) sum += view.qs[kQK * k + j];
+      s[k] = view.d[k] * static_cast<float>(sum);
     }
   }
 }

@@ -12,7 +12,7 @@
 
 namespace cairn::kernels {
 
-inline constexpr int kQK = 32;    // elements per Q8_0 / Q4_0 block
+inline constexpr int kQK = 32;    // elements per Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL block
 inline constexpr int kQKK = 256;  // elements per K-quant super-block
 inline constexpr int kKScaleBytes = 12;
 
@@ -30,6 +30,44 @@ struct BlockQ4_0 {
   uint8_t qs[kQK / 2];
 };
 static_assert(sizeof(BlockQ4_0) == 18);
+
+// Q4_1: value = d * q + m, q unsigned 0..15 (nibbles as in Q4_0).
+struct BlockQ4_1 {
+  uint8_t d[2];  // F16 bits
+  uint8_t m[2];  // F16 bits, the block minimum
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+// Q5_0: value = d * (x - 16), x = nibble | bit << 4 (0..31). Nibbles as in
+// Q4_0; the fifth bit of element j (0..31) is bit j of qh read as a
+// little-endian uint32.
+struct BlockQ5_0 {
+  uint8_t d[2];  // F16 bits
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
+// Q5_1: value = d * x + m, x unsigned 0..31 built as in Q5_0.
+struct BlockQ5_1 {
+  uint8_t d[2];  // F16 bits
+  uint8_t m[2];  // F16 bits
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_1) == 24);
+
+// IQ4_NL: value = d * kIQ4NLValues[nibble] (nibbles as in Q4_0).
+struct BlockIQ4NL {
+  uint8_t d[2];  // F16 bits
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockIQ4NL) == 18);
+
+// The IQ4_NL non-linear codebook (signed levels, |v| <= 127).
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
 
 // Q4_K: 8 sub-blocks of 32; value = d * sc[j] * q - dmin * m[j] with 6-bit
 // sc/m packed in `scales` (see UnpackKScaleMin). Nibbles: each 64-element group

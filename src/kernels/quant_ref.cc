@@ -1,5 +1,6 @@
 // QuantizeRow / DequantizeRow: type dispatch plus the plain and 32-element
-// block formats (F32, F16, BF16, Q8_0, Q4_0). K-quants live in quant_kquants.cc.
+// block formats (F32, F16, BF16, Q8_0, Q4_0). K-quants live in quant_kquants.cc,
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL in quant_blocks32.cc.
 #include "kernels/quant.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "kernels/quant_blocks.h"
+#include "kernels/quant_blocks32.h"
 #include "kernels/quant_kquants.h"
 
 namespace cairn::kernels {
@@ -20,6 +22,10 @@ bool IsSupportedWeightType(DType type) {
     case DType::kBF16:
     case DType::kQ8_0:
     case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kIQ4_NL:
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K:
@@ -106,6 +112,10 @@ void QuantizeRow(DType type, const float* src, int64_t n, void* dst) {
     }
     case DType::kQ8_0: return QuantizeRowQ8_0(src, n, dst);
     case DType::kQ4_0: return QuantizeRowQ4_0(src, n, dst);
+    case DType::kQ4_1: return QuantizeRowQ4_1(src, n, dst);
+    case DType::kQ5_0: return QuantizeRowQ5_0(src, n, dst);
+    case DType::kQ5_1: return QuantizeRowQ5_1(src, n, dst);
+    case DType::kIQ4_NL: return QuantizeRowIQ4NL(src, n, dst);
     case DType::kQ4_K: return QuantizeRowQ4K(src, n, dst);
     case DType::kQ5_K: return QuantizeRowQ5K(src, n, dst);
     case DType::kQ6_K: return QuantizeRowQ6K(src, n, dst);
@@ -132,6 +142,10 @@ void DequantizeRow(DType type, const void* src, int64_t n, float* dst) {
     }
     case DType::kQ8_0: return DequantizeRowQ8_0(src, n, dst);
     case DType::kQ4_0: return DequantizeRowQ4_0(src, n, dst);
+    case DType::kQ4_1: return DequantizeRowQ4_1(src, n, dst);
+    case DType::kQ5_0: return DequantizeRowQ5_0(src, n, dst);
+    case DType::kQ5_1: return DequantizeRowQ5_1(src, n, dst);
+    case DType::kIQ4_NL: return DequantizeRowIQ4NL(src, n, dst);
     case DType::kQ4_K: return DequantizeRowQ4K(src, n, dst);
     case DType::kQ5_K: return DequantizeRowQ5K(src, n, dst);
     case DType::kQ6_K: return DequantizeRowQ6K(src, n, dst);

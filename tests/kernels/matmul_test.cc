@@ -22,8 +22,9 @@ namespace {
 using test::ForEachTarget;
 using test::Sanitized;
 
-constexpr DType kAllTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
-                               DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+constexpr DType kAllTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,  DType::kQ4_0,
+                               DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kQ4_K,
+                               DType::kQ5_K, DType::kQ6_K};
 
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
@@ -59,7 +60,9 @@ int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512
 // step, 5 and 9 steps + a tail, 9 also reaches past the prefetch distance).
 std::vector<int64_t> ColsSweep(DType type) {
   if (GetDTypeInfo(type).block_elems == 256) return {256, 512, 768, 1024, 1280, 2304};
-  if (GetDTypeInfo(type).block_elems == 32) return {96, 256, 320, 800, 1600};
+  // Plus 7, 15, 18, 20, 28 blocks: every min-term tail length (blocks mod 8)
+  // and the real row lengths 576, 640, 896 (SmolLM2, Gemma 3, Qwen2.5).
+  if (GetDTypeInfo(type).block_elems == 32) return {96, 224, 256, 320, 480, 576, 640, 800, 896, 1600};
   return {ColsFor(type)};
 }
 
@@ -211,7 +214,7 @@ TEST(MatMulTest, SameInputMatchesSeparateProductsBitForBit) {
     DType type;
     int64_t rows;
   } shapes[] = {{DType::kQ8_0, 67}, {DType::kQ4_K, 40}, {DType::kF32, 19}, {DType::kQ6_K, 5}, {DType::kQ4_0, 33},
-                {DType::kBF16, 16}};
+                {DType::kBF16, 16}, {DType::kQ4_1, 21}, {DType::kQ5_0, 18}};
   std::vector<Weights> weights;
   for (size_t i = 0; i < std::size(shapes); ++i) {
     weights.emplace_back(shapes[i].type, shapes[i].rows, cols, static_cast<uint32_t>(61 + i));
@@ -248,7 +251,8 @@ TEST(MatMulTest, SameInputMatchesSeparateProductsBitForBit) {
 TEST(MatMulTest, ActivationQuantizationErrorIsSmall) {
   const int64_t rows = 32, batch = 4;
   ThreadPool pool(2);
-  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                     DType::kIQ4_NL}) {
     const int64_t cols = 1024;
     const Weights w(type, rows, cols, 3);
     const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 4);
@@ -269,7 +273,7 @@ TEST(MatMulTest, ActivationQuantizationErrorIsSmall) {
 // them to even like the scalar reference, or the bit-exact comparison fails.
 TEST(MatMulTest, ActivationTiesMatchReference) {
   ThreadPool pool(1);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ4_K, DType::kQ6_K}) {
     const int64_t cols = 512;
     const Weights w(type, 7, cols, 8);
     std::vector<float> x(cols);

@@ -10,6 +10,7 @@
 
 #include "core/half.h"
 #include "kernels/quant.h"
+#include "kernels/quant_act.h"
 #include "kernels/quant_blocks.h"
 #include "ops_test_util.h"
 
@@ -26,12 +27,17 @@ constexpr uint8_t kPackedScales[12] = {131, 17, 191, 192, 192, 1, 127, 84, 8, 11
 void PutHalf(uint8_t* p, uint16_t bits) { std::memcpy(p, &bits, 2); }
 
 TEST(QuantTest, SupportedTypes) {
-  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
-                  DType::kQ5_K, DType::kQ6_K}) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                  DType::kQ5_1, DType::kIQ4_NL, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_TRUE(IsSupportedWeightType(t));
+    EXPECT_TRUE(GetDTypeInfo(t).supported);
   }
-  EXPECT_FALSE(IsSupportedWeightType(DType::kQ4_1));
+  EXPECT_FALSE(IsSupportedWeightType(DType::kQ8_1));
   EXPECT_FALSE(IsSupportedWeightType(DType::kQ8_K));
+  EXPECT_EQ(GetDTypeInfo(DType::kIQ4_NL).block_bytes, 18);
+  EXPECT_EQ(ParseDType("iq4_nl"), DType::kIQ4_NL);
+  ASSERT_NE(FindDTypeInfo(23), nullptr);
+  EXPECT_EQ(FindDTypeInfo(23)->name, "iq4_xs");
 }
 
 TEST(QuantTest, KScaleMinPackingMatchesLayout) {
@@ -149,6 +155,67 @@ TEST(QuantTest, DequantizeQ6KBlock) {
   }
 }
 
+// 32 fifth bits chosen so that bits 0..31 differ between neighbours and halves.
+constexpr uint32_t kQh = 0xA5C3F00Fu;
+
+TEST(QuantTest, DequantizeQ4_1Block) {
+  BlockQ4_1 block;
+  PutHalf(block.d, 0x3800);  // 0.5
+  PutHalf(block.m, 0xC000);  // -2.0
+  for (int j = 0; j < 16; ++j) block.qs[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  float out[32];
+  DequantizeRow(DType::kQ4_1, &block, 32, out);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(out[j], 0.5f * j - 2.0f) << j;
+    EXPECT_EQ(out[j + 16], 0.5f * (15 - j) - 2.0f) << j;
+  }
+}
+
+TEST(QuantTest, DequantizeQ5_0Block) {
+  BlockQ5_0 block;
+  PutHalf(block.d, 0x4000);  // 2.0
+  std::memcpy(block.qh, &kQh, 4);
+  for (int j = 0; j < 16; ++j) block.qs[j] = static_cast<uint8_t>(((3 * j) % 16) | ((15 - j) << 4));
+  float out[32];
+  DequantizeRow(DType::kQ5_0, &block, 32, out);
+  for (int j = 0; j < 16; ++j) {
+    const int lo = ((3 * j) % 16) | (((kQh >> j) & 1) << 4);
+    const int hi = (15 - j) | (((kQh >> (j + 16)) & 1) << 4);
+    EXPECT_EQ(out[j], 2.0f * (lo - 16)) << j;
+    EXPECT_EQ(out[j + 16], 2.0f * (hi - 16)) << j;
+  }
+}
+
+TEST(QuantTest, DequantizeQ5_1Block) {
+  BlockQ5_1 block;
+  PutHalf(block.d, 0x3400);  // 0.25
+  PutHalf(block.m, 0x3C00);  // 1.0
+  std::memcpy(block.qh, &kQh, 4);
+  for (int j = 0; j < 16; ++j) block.qs[j] = static_cast<uint8_t>(((5 * j) % 16) | (j << 4));
+  float out[32];
+  DequantizeRow(DType::kQ5_1, &block, 32, out);
+  for (int j = 0; j < 16; ++j) {
+    const int lo = ((5 * j) % 16) | (((kQh >> j) & 1) << 4);
+    const int hi = j | (((kQh >> (j + 16)) & 1) << 4);
+    EXPECT_EQ(out[j], 0.25f * lo + 1.0f) << j;
+    EXPECT_EQ(out[j + 16], 0.25f * hi + 1.0f) << j;
+  }
+}
+
+TEST(QuantTest, DequantizeIQ4NLBlock) {
+  // The codebook, written out independently of kIQ4NLValues.
+  const int kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  BlockIQ4NL block;
+  PutHalf(block.d, 0xB800);  // -0.5
+  for (int j = 0; j < 16; ++j) block.qs[j] = static_cast<uint8_t>(j | (((j + 7) % 16) << 4));
+  float out[32];
+  DequantizeRow(DType::kIQ4_NL, &block, 32, out);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(out[j], -0.5f * kv[j]) << j;
+    EXPECT_EQ(out[j + 16], -0.5f * kv[(j + 7) % 16]) << j;
+  }
+}
+
 double RelativeRmsError(DType type, const std::vector<float>& x) {
   std::vector<uint8_t> q(RowBytes(type, static_cast<int64_t>(x.size())));
   std::vector<float> y(x.size());
@@ -176,7 +243,9 @@ std::vector<float> WeightLikeData(size_t n, uint32_t seed) {
 // ~ step / sqrt(12) with step ~ block range / levels, i.e. q8_0 0.5%, q6_K 1.8%,
 // q5_K 3.6%, q4_K 7%, q4_0 8.6% (measured on pure Gaussian data exactly so).
 // With the outliers this data measures q8_0 0.0093, q6_K 0.027, q5_K 0.046,
-// q4_K 0.091, q4_0 0.142; the bounds leave ~30% headroom. F16 / BF16 round to
+// q4_K 0.091, q4_0 0.142, q4_1 0.097, q5_0 0.073, q5_1 0.048, iq4_nl 0.113
+// (its simple quantizer: max to -127, nearest codebook value); the bounds
+// leave ~30% headroom. F16 / BF16 round to
 // nearest (relative 2^-11 / 2^-8 per element at worst).
 TEST(QuantTest, RoundTripErrorBounds) {
   const std::vector<float> x = WeightLikeData(8192, 7);
@@ -185,18 +254,25 @@ TEST(QuantTest, RoundTripErrorBounds) {
     double bound;
   } cases[] = {{DType::kF32, 0.0},     {DType::kF16, 3e-4},    {DType::kBF16, 2.5e-3},
                {DType::kQ8_0, 0.012},  {DType::kQ6_K, 0.036},  {DType::kQ5_K, 0.06},
-               {DType::kQ4_K, 0.12},   {DType::kQ4_0, 0.185}};
+               {DType::kQ4_K, 0.12},   {DType::kQ4_0, 0.185},  {DType::kQ4_1, 0.125},
+               {DType::kQ5_0, 0.095},  {DType::kQ5_1, 0.063},  {DType::kIQ4_NL, 0.147}};
   for (const auto& c : cases) {
     const double err = RelativeRmsError(c.type, x);
     EXPECT_LE(err, c.bound) << GetDTypeInfo(c.type).name;
   }
+  // A fifth bit beats four at equal layout, and min/max (Q4_1) beats the
+  // signed-max scale (Q4_0).
+  EXPECT_LT(RelativeRmsError(DType::kQ5_0, x), RelativeRmsError(DType::kQ4_0, x));
+  EXPECT_LT(RelativeRmsError(DType::kQ5_1, x), RelativeRmsError(DType::kQ4_1, x));
+  EXPECT_LT(RelativeRmsError(DType::kQ4_1, x), RelativeRmsError(DType::kQ4_0, x));
   // The K-quant scale search must beat plain min/max rounding at equal bits:
   // Q4_K (4.5 bits/weight) has lower error than Q4_0 (4.5 bits/weight).
   EXPECT_LT(RelativeRmsError(DType::kQ4_K, x), RelativeRmsError(DType::kQ4_0, x));
 }
 
 TEST(QuantTest, ZeroAndConstantRows) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
+                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     SCOPED_TRACE(GetDTypeInfo(type).name);
     std::vector<float> zeros(512, 0.0f), out(512, 1.0f);
     std::vector<uint8_t> q(RowBytes(type, 512));
@@ -213,12 +289,40 @@ TEST(QuantTest, ZeroAndConstantRows) {
 TEST(QuantTest, QuantizeIsDeterministicAndRowLocal) {
   // Quantizing two rows at once equals quantizing them one by one.
   const std::vector<float> x = WeightLikeData(1024, 3);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
+                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     std::vector<uint8_t> both(RowBytes(type, 1024)), halves(RowBytes(type, 1024));
     QuantizeRow(type, x.data(), 1024, both.data());
     QuantizeRow(type, x.data(), 512, halves.data());
     QuantizeRow(type, x.data() + 512, 512, halves.data() + RowBytes(type, 512));
     EXPECT_EQ(both, halves) << GetDTypeInfo(type).name;
+  }
+}
+
+// Q8_1 activations: Q8's qs and d, plus s[k] = d[k] * (sum of block k's q),
+// and the same qs/d as the Q8 format (the two formats differ only by s).
+TEST(QuantTest, Q8_1ActivationsCarryScaledSums) {
+  const std::vector<float> x = WeightLikeData(640, 5);
+  const int64_t cols = 640;
+  std::vector<uint8_t> q8(ActRowBytes(ActFormat::kQ8, cols) + 64), q81(ActRowBytes(ActFormat::kQ8_1, cols) + 64);
+  uint8_t* r8 = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(q8.data()) + 63) / 64 * 64);
+  uint8_t* r81 = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(q81.data()) + 63) / 64 * 64);
+  QuantizeActivationRow(ActFormat::kQ8, x.data(), cols, r8);
+  QuantizeActivationRow(ActFormat::kQ8_1, x.data(), cols, r81);
+  const ActRow a = ActRowAt(ActFormat::kQ8, r8, cols), b = ActRowAt(ActFormat::kQ8_1, r81, cols);
+  ASSERT_EQ(a.s, nullptr);
+  ASSERT_NE(b.s, nullptr);
+  EXPECT_EQ(b.bsums, nullptr);
+  EXPECT_EQ(0, std::memcmp(a.qs, b.qs, cols));
+  for (int64_t k = 0; k < cols / 32; ++k) {
+    EXPECT_EQ(FloatBits(a.d[k]), FloatBits(b.d[k]));
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) sum += b.qs[32 * k + j];
+    EXPECT_EQ(FloatBits(b.s[k]), FloatBits(b.d[k] * static_cast<float>(sum))) << k;
+    // s approximates the block's sum of x (the Q4_1 / Q5_1 min term's factor).
+    double xs = 0;
+    for (int j = 0; j < 32; ++j) xs += x[32 * k + j];
+    EXPECT_NEAR(b.s[k], xs, 32 * 0.5 * b.d[k] + 1e-6) << k;
   }
 }
 
