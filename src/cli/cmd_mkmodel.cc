@@ -28,7 +28,7 @@ const CommandRegistration kRegistration{"mkmodel", 70, [](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "mkmodel", "Write a random-initialised model at a real published shape (with the Qwen3 tokenizer)");
   cmd->footer("Presets:" + presets);
-  cmd->add_option("--arch", args->options.arch, "llama | qwen3 | qwen35")->capture_default_str();
+  cmd->add_option("--arch", args->options.arch, "llama | qwen3 | qwen35 | gemma3")->capture_default_str();
   cmd->add_option("--preset", args->options.preset, "Shape preset (see below)")->capture_default_str();
   cmd->add_option("--quant", args->quant, "Weight matrix type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k")
       ->capture_default_str();

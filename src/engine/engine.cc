@@ -80,7 +80,7 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
 
   cache::PrefixCacheConfig cc;
   cc.enabled = options.prefix_cache;
-  cc.hybrid = cfg.is_hybrid();
+  cc.hybrid = cfg.checkpointed();   // recurrent state or freed sliding KV: checkpoint mode
   cc.block_tokens = e->state_->kv_layout().block_tokens;
   cc.budget_bytes = options.cache_ram_mb > 0 ? static_cast<size_t>(options.cache_ram_mb) << 20 : DefaultCacheBudget();
   cc.rung_tokens = options.cache_rung_tokens;
@@ -253,7 +253,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   std::vector<cache::Checkpoint> checkpoints;
   model::ForwardRequest prefill;
   std::vector<cache::PlannedCheckpoint> plan;
-  if (use_cache && cfg.is_hybrid()) {
+  if (use_cache && cfg.checkpointed()) {
     cache::CheckpointPlanInput in;
     in.prompt_tokens = n_prompt;
     in.stable_boundary = prompt.stable_boundary;
@@ -290,7 +290,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   auto insert = [&](const std::vector<int32_t>& all_tokens) {
     if (!use_cache || !options.store_in_cache || st.n_tokens() == 0) return;
     std::vector<cache::Checkpoint> cps = checkpoints;
-    if (cfg.is_hybrid() && st.n_tokens() > hit.reuse_tokens) {
+    if (cfg.checkpointed() && st.n_tokens() > hit.reuse_tokens) {
       cps.push_back(cache::Checkpoint{st.n_tokens(), st.SnapshotRecurrent(), cache::CheckpointKind::kEnd});
     }
     const model::StateSnapshot snap = st.Snapshot();  // freezes the blocks being shared

@@ -383,6 +383,9 @@ struct Plan {
   int64_t s_stride;        // floats per query row of Scratch::scores
 
   int64_t Parts(int64_t pos) const { return pos / part_tokens + 1; }   // partitions row at pos sees
+  // First key a row at pos sees, and the first partition holding one.
+  int64_t FirstKey(int64_t pos) const { return p->window > 0 ? std::max<int64_t>(0, pos - p->window + 1) : 0; }
+  int64_t FirstPart(int64_t pos) const { return FirstKey(pos) / part_tokens; }
   int64_t State() const { return p->head_dim + 2; }                    // o[hd], m, l per query
 };
 
@@ -444,6 +447,9 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
     const int64_t te = std::min(ts + bt, part_end);
     const int64_t block = ts / bt;
     const int64_t r_lo = std::max(r0, ts - plan.q_pos0);   // rows before ts do not see the tile
+    // Sliding window: rows at p >= te + window - 1 see nothing of the tile.
+    const int64_t r_hi = plan.p->window > 0 ? std::min(r1, te + plan.p->window - 1 - plan.q_pos0) : r1;
+    if (r_lo >= r_hi) continue;
     for (int kvh = kvh0; kvh < kvh1; ++kvh) {
       const int64_t first = (kvh * bt + (ts - block * bt)) * hd;   // element offset in the head-major slab
       const KvT* k0 = reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
@@ -465,21 +471,26 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
         prefetch.k_next = kv.k_blocks[block + 1] + kvh0 * bt * row_bytes;
         prefetch.n_next = std::min(bt, part_end - te);
       }
-      Scores(s.q.data() + q_lo * hd, (r1 - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
+      Scores(s.q.data() + q_lo * hd, (r_hi - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
              s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
-      for (int64_t r = r_lo; r < r1; ++r) {
+      for (int64_t r = r_lo; r < r_hi; ++r) {
         const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
+        // Keys left of the row's window: score -inf, probability exactly 0
+        // (the row sees at least key te - 1 or its own position, so m' is finite).
+        const int64_t masked = std::min(n, plan.FirstKey(plan.q_pos0 + r) - ts);
         for (int64_t qi = (r - r0) * group; qi < (r - r0 + 1) * group; ++qi) {
           float* st = head_out + qi * stride;
+          float* sc = s.scores.data() + (q_base + qi) * plan.s_stride;
+          for (int64_t j = 0; j < masked; ++j) sc[j] = kNegInf;
           s.rho[q_base + qi] = SoftmaxTile(s.scores.data() + (q_base + qi) * plan.s_stride, n, st[hd], st[hd + 1]);
         }
       }
       // P.V over runs of rows that see the same keys (all rows except on the
       // diagonal tile), so V loads are shared by the run's queries.
-      for (int64_t ra = r_lo; ra < r1;) {
+      for (int64_t ra = r_lo; ra < r_hi;) {
         const int64_t n = std::min(te, plan.q_pos0 + ra + 1) - ts;
         int64_t rb = ra + 1;
-        while (rb < r1 && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
+        while (rb < r_hi && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
         const int64_t qa = (ra - r0) * group;
         Pv(s.scores.data() + (q_base + qa) * plan.s_stride, plan.s_stride, s.rho.data() + q_base + qa,
            (rb - ra) * group, v0, plan.kv_row_stride, n, hd, head_out + qa * stride, stride);
@@ -655,13 +666,14 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
       Scratch& s = ThreadScratch();
       PrepareScratch(plan, (r1 - r0) * group, s);
       LoadQueries(plan, kvh, r0, r1, s.q.data());
-      for (int64_t part = 0; part < plan.Parts(q_pos0 + r1 - 1); ++part) {
+      for (int64_t part = plan.FirstPart(q_pos0 + r0); part < plan.Parts(q_pos0 + r1 - 1); ++part) {
         RunPartitionAnyType(plan, kvh, kvh + 1, r0, r1, part, s, s.part.data());
         for (int64_t r = r0; r < r1; ++r) {
-          if (part >= plan.Parts(q_pos0 + r)) continue;
+          if (part >= plan.Parts(q_pos0 + r) || part < plan.FirstPart(q_pos0 + r)) continue;
           for (int g = 0; g < group; ++g) {
             const int64_t qi = (r - r0) * group + g;
-            MergePartition(s.part.data() + qi * state, hd, part == 0, s.acc.data() + qi * state);
+            MergePartition(s.part.data() + qi * state, hd, part == plan.FirstPart(q_pos0 + r),
+                           s.acc.data() + qi * state);
           }
         }
       }
@@ -693,7 +705,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
     const int64_t part = task / head_groups % max_parts;
     const int64_t r0 = task / head_groups / max_parts * rows_per_task;
     const int64_t r1 = std::min(r0 + rows_per_task, n_rows);
-    if (part >= plan.Parts(q_pos0 + r1 - 1)) return;
+    if (part >= plan.Parts(q_pos0 + r1 - 1) || part < plan.FirstPart(q_pos0 + r0)) return;
     const int64_t head_queries = (r1 - r0) * group;
     Scratch& s = ThreadScratch();
     PrepareScratch(plan, heads_per_task * head_queries, s);
@@ -703,7 +715,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
     RunPartitionAnyType(plan, kvh0, kvh1, r0, r1, part, s, s.part.data());
     for (int kvh = kvh0; kvh < kvh1; ++kvh) {
       for (int64_t r = r0; r < r1; ++r) {
-        if (part >= plan.Parts(q_pos0 + r)) continue;
+        if (part >= plan.Parts(q_pos0 + r) || part < plan.FirstPart(q_pos0 + r)) continue;
         for (int g = 0; g < group; ++g) {
           const float* st = s.part.data() + ((kvh - kvh0) * head_queries + (r - r0) * group + g) * state;
           std::copy(st, st + state, part_ptr(r, kvh * group + g, part));
@@ -716,8 +728,8 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
     const int64_t h = task % p.n_heads;
     Scratch& s = ThreadScratch();
     Scratch::Ensure(s.acc, state);
-    for (int64_t part = 0; part < plan.Parts(q_pos0 + r); ++part) {
-      MergePartition(part_ptr(r, h, part), hd, part == 0, s.acc.data());
+    for (int64_t part = plan.FirstPart(q_pos0 + r); part < plan.Parts(q_pos0 + r); ++part) {
+      MergePartition(part_ptr(r, h, part), hd, part == plan.FirstPart(q_pos0 + r), s.acc.data());
     }
     Finish(s.acc.data(), hd, out + (r * p.n_heads + h) * hd);
   });

@@ -87,11 +87,18 @@ struct AttentionParams {
   // choose; a divisor of n_kv_heads forces it (tests, benchmarks). Never
   // changes the output bits.
   int split_heads_per_task = 0;
+  // Sliding window (gemma3 local layers): the row at position p sees keys
+  // [max(0, p - window + 1), p] only. 0 = full causal attention. Tiles and
+  // partitions wholly left of a row's window are skipped for that row (their
+  // KV blocks may be absent: null in KvView), keys left of the window inside a
+  // visited tile get probability exactly 0; which ones depends only on p, so
+  // the exactness guarantee above holds unchanged.
+  int64_t window = 0;
 };
 
 // q:   query rows (addressing above), F32, already normed and rotated.
 // Row i is at absolute position q_pos0 + i and attends to KV positions
-// [0, q_pos0 + i]; requires q_pos0 + n_rows <= kv.n_tokens (write the rows'
+// [0, q_pos0 + i] (or its window, above); requires q_pos0 + n_rows <= kv.n_tokens (write the rows'
 // own K/V first, kernels/kv_write.h).
 // out: [n_rows][n_heads][head_dim] F32.
 void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t q_pos0,

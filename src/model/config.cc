@@ -23,7 +23,13 @@ int GetIntOr(const gguf::GgufFile& file, const std::string& key, int fallback) {
 
 int ModelConfig::n_attn_layers() const {
   int n = 0;
-  for (LayerKind k : layer_kinds) n += (k != LayerKind::kGatedDeltaNet);
+  for (LayerKind k : layer_kinds) n += (k == LayerKind::kAttention || k == LayerKind::kGatedAttention);
+  return n;
+}
+
+int ModelConfig::n_sliding_layers() const {
+  int n = 0;
+  for (LayerKind k : layer_kinds) n += (k == LayerKind::kSlidingAttention);
   return n;
 }
 
@@ -40,6 +46,7 @@ std::string ModelConfig::Describe() const {
   if (is_hybrid()) {
     s += fmt::format(" gdn_heads={}/{}x{} conv={}", ssm_n_k_heads, ssm_n_v_heads, ssm_d_state, ssm_conv_kernel);
   }
+  if (has_sliding()) s += fmt::format(" swa={} window={} theta_local={}", n_sliding_layers(), sliding_window, rope_theta_local);
   if (n_nextn > 0) s += fmt::format(" mtp={}", n_nextn);
   return s;
 }
@@ -55,10 +62,12 @@ ModelConfig ReadModelConfig(const gguf::GgufFile& file) {
     c.arch = Arch::kQwen35;
   } else if (c.arch_name == "qwen2") {
     c.arch = Arch::kQwen2;  // llama layout + q/k/v biases (optional tensors), NEOX rope, no q/k norm
+  } else if (c.arch_name == "gemma3") {
+    c.arch = Arch::kGemma3;
   } else if (c.arch_name.empty()) {
     Fail("missing metadata key 'general.architecture'");
   } else {
-    Fail("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen35)", c.arch_name);
+    Fail("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen35, gemma3)", c.arch_name);
   }
   const std::string p = c.arch_name + ".";
   c.name = file.GetString("general.name", "");
@@ -83,6 +92,7 @@ ModelConfig ReadModelConfig(const gguf::GgufFile& file) {
   c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen35;
 
   c.layer_kinds.assign(c.n_layers, c.arch == Arch::kQwen35 ? LayerKind::kGatedAttention : LayerKind::kAttention);
+  if (c.arch == Arch::kGemma3) ReadGemma3Config(file, &c);  // gemma3.cc: window, layer pattern, scales
   if (c.arch == Arch::kQwen35) {
     c.ssm_conv_kernel = GetInt(file, p + "ssm.conv_kernel");
     c.ssm_d_state = GetInt(file, p + "ssm.state_size");

@@ -53,6 +53,7 @@ struct ForwardChunk {
   // which is bit-exact for any split.
   std::span<const int64_t> marks = {};
   std::span<float* const> mark_states = {};
+  const kernels::RopeTable* rope_local = nullptr;  // positions as `rope`, sliding layers' base (gemma3)
 };
 
 // attn_layer: index among attention layers (KV slab index in a block).
@@ -60,6 +61,9 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
 // rec_layer: index among recurrent layers (state slot).
 void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, const float* h, float* out);
 void FfnBlock(const ForwardChunk& c, const FfnWeights& w, const float* h, float* out);
+// One whole gemma3 decoder layer on the residual stream x [n][E] (gemma3.cc);
+// kv_index: index among global layers, or among sliding layers for a sliding one.
+void Gemma3Layer(const ForwardChunk& c, const LayerWeights& w, int kv_index, float* x, float* h, float* out);
 
 // Points the delta-rule kernel at n tokens of post-conv q|k|v rows ([n][conv_dim])
 // and gates g, beta ([n][Hv]). GGUF value heads are in tiled order (value head

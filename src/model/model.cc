@@ -78,15 +78,23 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
   if (req.verify != nullptr) req.verify->Begin(st, total);
 
   const std::vector<int64_t> ends = ChunkEnds(start, total, std::max<int64_t>(1, req.chunk_tokens));
-  const bool take_checkpoints = req.on_checkpoint && cfg.is_hybrid();
+  const bool take_checkpoints = req.on_checkpoint && cfg.checkpointed();
   kernels::RopeTable rope(cfg.rope_dims, cfg.rope_theta);
   if (weights_.rope_freq_factors != nullptr) rope.DivideFrequencies(weights_.rope_freq_factors);
+  kernels::RopeTable rope_local(cfg.rope_dims, cfg.rope_theta_local);   // sliding layers (gemma3)
   std::vector<int64_t> positions;
   int64_t p0 = start;
   for (const int64_t end : ends) {
     const int64_t n = end - p0;
     const int64_t offset = p0 - start;  // index of the chunk's first token in the request
     ForwardChunk c{&cfg, &weights_, &st, &pool, p0, n, &rope, req.verify};
+    c.rope_local = &rope_local;
+    if (cfg.has_sliding()) {
+      // Sliding KV no later query can see is freed: queries of this chunk sit
+      // at >= p0; a verification pass may roll back to start + 1, so it keeps
+      // the window of its start (docs/sliding-window.md).
+      st.ReleaseSlidingBefore((req.verify != nullptr ? start : p0) - cfg.sliding_window + 1);
+    }
     // Checkpoints strictly inside this chunk are copied out by the recurrent
     // layers as the pass crosses them; one at the chunk end is the state after it.
     std::vector<int64_t> marks;
@@ -100,17 +108,21 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
           continue;
         }
         marks.push_back(p - p0);
+        if (cfg.has_sliding()) continue;   // window blobs are copied after the chunk
         mark_bytes.emplace_back(st.recurrent_floats() * sizeof(float));
         mark_states.push_back(reinterpret_cast<float*>(mark_bytes.back().data()));
       }
-      c.marks = marks;
-      c.mark_states = mark_states;
+      if (!cfg.has_sliding()) {
+        c.marks = marks;
+        c.mark_states = mark_states;
+      }
     }
     positions.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) positions[i] = p0 + i;
     {
       prof::Scope scope(prof::kNormRopeAct);
       rope.Compute(positions.data(), n);
+      if (cfg.has_sliding()) rope_local.Compute(positions.data(), n);
     }
     st.ReserveTokens(end);
 
@@ -120,10 +132,17 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
     {
       prof::Scope scope(prof::kEmbedLogits);
       for (int64_t i = 0; i < n; ++i) kernels::GetRow(weights_.token_embd, req.tokens[offset + i], x + i * E);
+      if (cfg.embd_scale != 1.0f) {
+        for (int64_t i = 0; i < n * E; ++i) x[i] *= cfg.embd_scale;
+      }
     }
-    int attn_layer = 0, rec_layer = 0;
+    int attn_layer = 0, rec_layer = 0, swa_layer = 0;
     for (int il = 0; il < cfg.n_layers; ++il) {
       const LayerWeights& w = weights_.layers[il];
+      if (cfg.arch == Arch::kGemma3) {
+        Gemma3Layer(c, w, w.kind == LayerKind::kSlidingAttention ? swa_layer++ : attn_layer++, x, h, out);
+        continue;
+      }
       {
         prof::Scope scope(prof::kNormRopeAct);
         kernels::RmsNorm(x, E, w.attn_norm, cfg.rms_eps, n, E, h, E);
@@ -170,7 +189,11 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
     result->n_processed += n;
     p0 = end;
     for (size_t i = 0; i < marks.size(); ++i) {
-      req.on_checkpoint(std::make_shared<const RecurrentSnapshot>(end - n + marks[i], std::move(mark_bytes[i])));
+      if (cfg.has_sliding()) {
+        req.on_checkpoint(st.SnapshotWindowAt(end - n + marks[i]));
+      } else {
+        req.on_checkpoint(std::make_shared<const RecurrentSnapshot>(end - n + marks[i], std::move(mark_bytes[i])));
+      }
     }
     if (checkpoint_at_end) req.on_checkpoint(st.SnapshotRecurrent());
     if (req.progress && end < start + total && !req.progress(end - start, total)) {

@@ -6,6 +6,17 @@
 //     conv window  [conv_kernel - 1][conv_dim]    raw pre-conv inputs, oldest first
 //     ssm state    [n_v_heads][d_k][d_v]           S of the delta rule
 // KV lives in blocks (core/kv_block.h); positions [0, n_tokens) are valid.
+//
+// Sliding-window layers (gemma3 local layers; docs/sliding-window.md) keep
+// their KV in a second block table of the same 64-token alignment
+// (`swa_blocks`, layout over the sliding layers only). Its blocks are private
+// to the sequence (never shared with the prefix cache); a block that falls
+// wholly out of every future query's window is freed (null entry), so that
+// table holds at most window + chunk + 2 blocks' worth of positions. For the
+// prefix cache, the window's KV at position n is a "recurrent" snapshot blob
+// (SnapshotRecurrent), checkpointed like Gated DeltaNet state:
+//   [slot][block bytes of the sliding layout], slot i = block
+//   WindowFirstBlock(n) + i, kSwaSlots() slots (unused ones zero).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +55,18 @@ class SequenceState {
   // Ensures capacity for positions [0, n) (allocating writable blocks).
   void ReserveTokens(int64_t n);
 
+  // --- sliding-window KV (gemma3) --------------------------------------------
+  const KvLayout& swa_layout() const { return swa_layout_; }
+  const KvBlockTable& swa_blocks() const { return swa_blocks_; }   // entries may be null (freed)
+  KvBlock& WritableSwaBlock(int64_t index);
+  // Frees sliding blocks holding only positions < keep_from.
+  void ReleaseSlidingBefore(int64_t keep_from);
+  // First block a query at position n (or later) reads on sliding layers.
+  int64_t WindowFirstBlock(int64_t n) const;
+  int64_t swa_slots() const { return swa_slots_; }
+  // The window blob for position p (<= n_tokens, blocks still held).
+  RecurrentSnapshotRef SnapshotWindowAt(int64_t p) const;
+
   // --- recurrent state ------------------------------------------------------
   size_t recurrent_floats() const { return recurrent_.size(); }
   float* recurrent() { return recurrent_.data(); }
@@ -60,8 +83,9 @@ class SequenceState {
   void Advance(int64_t count) { n_tokens_ += count; }
 
   // Truncates to n tokens. Always possible for dense models; for hybrid models
-  // only when n == n_tokens() (recurrent state cannot be rewound) — returns
-  // false otherwise and changes nothing.
+  // only when n == n_tokens() (recurrent state cannot be rewound), for sliding
+  // models only while the window of n is still held — returns false
+  // otherwise and changes nothing.
   bool Truncate(int64_t n);
 
   // Moves the KV length back to n (<= n_tokens) without touching recurrent
@@ -81,7 +105,7 @@ class SequenceState {
   // exactly n_tokens (required for hybrid models, ignored for dense).
   void RestorePrefix(const KvBlockTable& blocks, int64_t n_tokens, const RecurrentSnapshotRef& recurrent);
 
-  // Bytes owned by this sequence (KV blocks + recurrent state).
+  // Bytes owned by this sequence (KV blocks, live sliding blocks, recurrent state).
   size_t bytes() const;
 
   // Forward-pass scratch, reused across calls so decode steps do not allocate:
@@ -100,6 +124,9 @@ class SequenceState {
   size_t conv_floats_ = 0;
   size_t ssm_floats_ = 0;
   AlignedBuffer<float> recurrent_;
+  KvLayout swa_layout_;
+  KvBlockTable swa_blocks_;   // indexed by absolute block; null = freed (out of window)
+  int64_t swa_slots_ = 0;
   std::vector<AlignedBuffer<float>> scratch_;
 };
 

@@ -113,6 +113,10 @@ void BindLayer(Binder& b, const ModelConfig& c, int il, LayerKind kind, LayerWei
   w->attn_norm = b.Vector(p + "attn_norm.weight", c.n_embd);
   const bool qwen35 = c.arch == Arch::kQwen35;
   w->ffn_norm = b.Vector(p + (qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
+  if (c.arch == Arch::kGemma3) {
+    w->post_attn_norm = b.Vector(p + "post_attention_norm.weight", c.n_embd);
+    w->post_ffn_norm = b.Vector(p + "post_ffw_norm.weight", c.n_embd);
+  }
   if (kind == LayerKind::kGatedDeltaNet) {
     BindDeltaNet(b, c, p, &w->gdn);
   } else {

@@ -60,6 +60,9 @@ struct LayerWeights {
   LayerKind kind = LayerKind::kAttention;
   const float* attn_norm = nullptr;  // [n_embd]
   const float* ffn_norm = nullptr;   // [n_embd] (post_attention_norm for qwen35)
+  // gemma3 post-norms of the block outputs, before the residual add.
+  const float* post_attn_norm = nullptr;  // [n_embd] post_attention_norm
+  const float* post_ffn_norm = nullptr;   // [n_embd] post_ffw_norm
   AttentionWeights attn;             // attention layers
   DeltaNetWeights gdn;               // Gated DeltaNet layers
   FfnWeights ffn;

@@ -6,6 +6,20 @@
 #include "tokenizer/utf8.h"
 
 namespace cairn::tokenizer {
+namespace {
+
+// Bytes of the initial symbol starting with lead byte b, by its high nibble
+// as llama.cpp's SPM tokenizer splits (valid or not): 0x0-0xB -> 1, 0xC-0xD
+// -> 2, 0xE -> 3, 0xF -> 4. Differs from Utf8SequenceLength for the invalid
+// leads 0xF8-0xFF, which take 4 bytes here: "\xff\xfe▁bytes" becomes
+// [ff fe e2 96] [81] b y t e s, then byte fallback (ids identical to llama-tokenize).
+size_t SpmSymbolLength(uint8_t b) {
+  static constexpr uint8_t kByNibble[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+  return kByNibble[b >> 4];
+}
+
+}  // namespace
+
 
 int ParseByteTokenName(std::string_view text) {
   if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return -1;
@@ -71,8 +85,7 @@ void SpmModel::Encode(std::string_view text, std::vector<TokenId>& out) const {
   std::vector<Symbol> symbols;
   symbols.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
-    const size_t len = std::min(Utf8SequenceLength(static_cast<uint8_t>(text[pos])),
-                                text.size() - pos);
+    const size_t len = std::min(SpmSymbolLength(static_cast<uint8_t>(text[pos])), text.size() - pos);
     const auto index = static_cast<int32_t>(symbols.size());
     symbols.push_back(Symbol{static_cast<uint32_t>(pos), static_cast<uint32_t>(len), index - 1,
                              index + 1});

@@ -276,7 +276,7 @@ TEST(EngineSpecModes, UnavailableModesAreRequestErrors) {
 std::vector<Arch> Archs() {
   const char* sanitized = std::getenv("CAIRN_SANITIZED");
   if (sanitized != nullptr && std::string(sanitized) == "1") return {Arch{"qwen35", true}};
-  return {Arch{"qwen3", false}, Arch{"qwen35", true}, Arch{"llama", false}};
+  return {Arch{"qwen3", false}, Arch{"qwen35", true}, Arch{"llama", false}, Arch{"gemma3", false}};
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, EngineLossless, ::testing::ValuesIn(Archs()),

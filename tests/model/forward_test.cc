@@ -159,7 +159,7 @@ TEST_P(ForwardTest, InPassCheckpointsEqualSplitPasses) {
   ASSERT_EQ(with.logits.size(), without.logits.size());
   EXPECT_EQ(0, std::memcmp(with.logits.data(), without.logits.data(), with.logits.bytes()));
 
-  if (!model_->config().is_hybrid()) {
+  if (!model_->config().checkpointed()) {
     EXPECT_TRUE(taken.empty());  // dense models never need recurrent checkpoints
     return;
   }
@@ -235,7 +235,7 @@ TEST_P(ForwardTest, VerifyRollbackEveryAcceptLength) {
 INSTANTIATE_TEST_SUITE_P(Archs, ForwardTest,
                          testing::Values(Case{"llama", DType::kF32}, Case{"qwen3", DType::kF32},
                                          Case{"qwen35", DType::kF32}, Case{"qwen35", DType::kQ8_0},
-                                         Case{"qwen3", DType::kQ4_K}),
+                                         Case{"qwen3", DType::kQ4_K}, Case{"gemma3", DType::kF32}),
                          CaseName);
 
 }  // namespace

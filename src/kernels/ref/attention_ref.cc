@@ -26,14 +26,16 @@ void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t
   const int64_t q_head_stride = p.q_head_stride ? p.q_head_stride : hd;
   const int64_t q_row_stride = p.q_row_stride ? p.q_row_stride : static_cast<int64_t>(p.n_heads) * hd;
   for (int64_t r = 0; r < n_rows; ++r) {
-    const int64_t n = q_pos0 + r + 1;   // visible positions [0, n)
+    const int64_t pos = q_pos0 + r;
+    const int64_t t0 = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;
+    const int64_t n = pos + 1 - t0;   // visible positions [t0, pos]
     for (int h = 0; h < p.n_heads; ++h) {
       const int kvh = h / group;
       const float* qh = q + r * q_row_stride + h * q_head_stride;
       std::vector<double> s(n);
       for (int64_t t = 0; t < n; ++t) {
         double dot = 0;
-        for (int i = 0; i < hd; ++i) dot += static_cast<double>(qh[i]) * KvValue(kv, kv.k_blocks, t, kvh, i);
+        for (int i = 0; i < hd; ++i) dot += static_cast<double>(qh[i]) * KvValue(kv, kv.k_blocks, t0 + t, kvh, i);
         s[t] = dot * p.scale;
       }
       const double m = *std::max_element(s.begin(), s.end());
@@ -41,7 +43,7 @@ void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t
       for (double& x : s) sum += (x = std::exp(x - m));
       for (int i = 0; i < hd; ++i) {
         double o = 0;
-        for (int64_t t = 0; t < n; ++t) o += s[t] * KvValue(kv, kv.v_blocks, t, kvh, i);
+        for (int64_t t = 0; t < n; ++t) o += s[t] * KvValue(kv, kv.v_blocks, t0 + t, kvh, i);
         out[(r * p.n_heads + h) * hd + i] = static_cast<float>(o / sum);
       }
     }

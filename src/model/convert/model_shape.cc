@@ -22,6 +22,9 @@ void WriteShapeMetadata(const ModelShape& s, uint32_t file_type, gguf::GgufWrite
   w->Set(a + "attention.layer_norm_rms_epsilon", Value::F32(s.rms_eps));
   w->Set(a + "rope.freq_base", Value::F32(s.rope_theta));
   w->Set(a + "rope.dimension_count", Value::U32(static_cast<uint32_t>(s.rope_dims)));
+  if (s.arch == "gemma3" && s.sliding_window > 0) {
+    w->Set(a + "attention.sliding_window", Value::U32(static_cast<uint32_t>(s.sliding_window)));
+  }
   if (s.arch == "qwen35") {
     w->Set(a + "rope.dimension_sections", Value::I32Array({11, 11, 10, 0}));
     w->Set(a + "ssm.conv_kernel", Value::U32(static_cast<uint32_t>(s.conv_kernel)));
@@ -80,6 +83,10 @@ void AddLayerSpecs(const ModelShape& s, int il, bool recurrent, std::vector<Tens
       out->push_back({b + "attn_q_norm.weight", {s.head_dim}, false, norm});
       out->push_back({b + "attn_k_norm.weight", {s.head_dim}, false, norm});
     }
+  }
+  if (s.arch == "gemma3") {   // post-norms of the attention and FFN outputs
+    out->push_back({b + "post_attention_norm.weight", {E}, false, norm});
+    out->push_back({b + "post_ffw_norm.weight", {E}, false, norm});
   }
   out->push_back({b + "ffn_gate.weight", {E, s.n_ff}, true, Init::kMatrix});
   out->push_back({b + "ffn_up.weight", {E, s.n_ff}, true, Init::kMatrix});

@@ -34,6 +34,8 @@ struct ModelShape {
   int conv_kernel = 4;
   int n_k_heads = 0, n_v_heads = 0, d_state = 0;
   int n_mtp = 0;
+  // gemma3
+  int sliding_window = 0;   // attention.sliding_window (layers il % 6 < 5 slide)
 
   bool IsRecurrent(int il) const { return il < static_cast<int>(recurrent.size()) && recurrent[il]; }
 };

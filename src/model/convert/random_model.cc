@@ -53,6 +53,13 @@ ModelShape Hybrid(int layers, int embd, int ff, int heads, int kv, int hd, int n
   return s;
 }
 
+ModelShape Gemma3(int layers, int embd, int ff, int heads, int kv, int hd, int window, int vocab) {
+  ModelShape s = Dense("gemma3", layers, embd, ff, heads, kv, hd, 1e6f, true, vocab);
+  s.sliding_window = window;
+  s.n_ctx = 32768;
+  return s;
+}
+
 // Shapes of published models (hybrid-architectures.md §1.2; Qwen3 / Llama 3.2
 // config.json values). vocab 0 = the tokenizer's size rounded up to 64.
 const std::vector<Preset>& Presets() {
@@ -64,6 +71,9 @@ const std::vector<Preset>& Presets() {
       {"qwen3", "1.7b", "Qwen3-1.7B shape", Dense("qwen3", 28, 2048, 6144, 16, 8, 128, 1e6f, true, 151936)},
       {"qwen35", "tiny", "4 layers (3 GDN + 1 attn), 128 hidden, 2 k-heads / 4 v-heads (tests)",
        Hybrid(4, 128, 384, 4, 2, 64, 2, 4, 32, 0)},
+      {"gemma3", "tiny", "6 layers (5 sliding, window 24 + 1 global), 128 hidden, 4 heads / 1 kv head (tests)",
+       Gemma3(6, 128, 384, 4, 1, 64, 24, 0)},
+      {"gemma3", "270m", "Gemma-3-270M shape (window 512)", Gemma3(18, 640, 2048, 4, 1, 256, 512, 262144)},
       {"qwen35", "0.8b", "Qwen3.5-0.8B shape", Hybrid(24, 1024, 3584, 8, 2, 256, 16, 16, 128, 248320)},
       {"qwen35", "2b", "Qwen3.5-2B shape", Hybrid(24, 2048, 6144, 8, 2, 256, 16, 16, 128, 248320)},
       {"qwen35", "4b", "Qwen3.5-4B shape", Hybrid(32, 2560, 9216, 16, 4, 256, 16, 32, 128, 248320)},

@@ -11,7 +11,7 @@
 namespace cairn::model {
 
 struct RandomModelOptions {
-  std::string arch = "qwen35";    // llama | qwen3 | qwen35
+  std::string arch = "qwen35";    // llama | qwen3 | qwen35 | gemma3
   std::string preset = "tiny";    // see RandomModelPresets()
   DType matrix_type = DType::kQ8_0;
   bool mtp = false;               // add a Qwen3.5 MTP (nextn) block
