@@ -89,7 +89,7 @@ ModelConfig ReadModelConfig(const gguf::GgufFile& file) {
   c.rope_dims = GetIntOr(file, p + "rope.dimension_count", c.head_dim);
   if (c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) Fail("rope.dimension_count {} is invalid for head dim {}", c.rope_dims, c.head_dim);
   c.rope_style = c.arch == Arch::kLlama ? RopeStyle::kNorm : RopeStyle::kNeox;
-  c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen35;
+  c.qk_norm = c.arch == Arch::kQwen3 || c.arch == Arch::kQwen35 || c.arch == Arch::kGemma3;
 
   c.layer_kinds.assign(c.n_layers, c.arch == Arch::kQwen35 ? LayerKind::kGatedAttention : LayerKind::kAttention);
   if (c.arch == Arch::kGemma3) ReadGemma3Config(file, &c);  // gemma3.cc: window, layer pattern, scales
