@@ -52,7 +52,7 @@ class Server:
         s.bind(("127.0.0.1", 0))
         self.port = s.getsockname()[1]
         s.close()
-        cmd = [cairn, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [cairn, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port), "--no-disk-cache"]
         if threads:
             cmd += ["--threads", str(threads)]
         cmd += extra

@@ -132,6 +132,7 @@ struct CheckpointInfo {
 
 // One root-to-leaf path (a conversation or branch) for GET /cache.
 struct EntryInfo {
+  std::string id;              // ChainKey of the whole path, hex (chain_key.h); DELETE /cache/entries/{id}
   int64_t tokens = 0;          // path length
   int64_t shared_tokens = 0;   // leading tokens shared with other entries
   size_t bytes = 0;            // bytes of the path's blocks and snapshots

@@ -14,6 +14,7 @@
 //      go (no child is ever orphaned), so an entry shrinks from its tail and
 //      shared prefixes (touched by every entry that uses them, so never older
 //      than their descendants) are evicted last.
+#include "cache/chain_key.h"
 #include "cache/prefix_cache.h"
 
 #include <algorithm>
@@ -71,8 +72,11 @@ bool PrefixCache::PickVictim(bool shed_only, Victim* out) const {
       uint64_t deeper = node->newest_below;
       for (int i = static_cast<int>(node->checkpoints.size()) - 1; i >= 0; --i) {
         const CheckpointEntry& c = node->checkpoints[i];
+        // Under memory pressure (shed_only) shallow rungs of a single-entry
+        // path go too: a deeper checkpoint of the same conversation serves
+        // its next turn, and other sessions share nothing below this node.
         const bool supersedable = c.kind == CheckpointKind::kBoundary || c.kind == CheckpointKind::kMessage ||
-                                  c.kind == CheckpointKind::kEnd;
+                                  c.kind == CheckpointKind::kEnd || (shed_only && c.kind == CheckpointKind::kRung);
         if (supersedable && deeper > c.last_use.load()) {
           offer({node, i, 1, c.last_use.load(), c.position, EvictReason::kSuperseded});
         }
@@ -133,6 +137,35 @@ void PrefixCache::Shed(ShedLevel level) {
   }
   Victim v;
   while (PickVictim(true, &v)) EvictVictim(v, EvictReason::kShed);
+}
+
+bool PrefixCache::RemoveEntry(std::string_view id) {
+  ChainKey wanted;
+  if (!ChainKey::FromHex(id, &wanted)) return false;
+  std::unique_lock lock(mu_);
+  std::vector<TrieNode*> stack{root_.get()};
+  std::vector<const TrieNode*> path;
+  while (!stack.empty()) {
+    TrieNode* node = stack.back();
+    stack.pop_back();
+    for (const auto& child : node->children) stack.push_back(child.get());
+    if (!node->is_leaf() || node == root_.get()) continue;
+    path.clear();
+    for (const TrieNode* a = node; a != root_.get(); a = a->parent) path.push_back(a);
+    ChainKey key = ChainKey::Root();
+    for (auto it = path.rbegin(); it != path.rend(); ++it) key = ExtendKey(key, (*it)->tokens);
+    if (!(key == wanted)) continue;
+    // Remove from the leaf up while the node serves this entry alone.
+    TrieNode* victim = node;
+    while (victim != root_.get() && victim->is_leaf() && victim->leaves == 1) {
+      TrieNode* parent = victim->parent;
+      RemoveLeaf(victim, EvictReason::kClear);
+      if (parent == root_.get() || !parent->is_leaf()) break;
+      victim = parent;
+    }
+    return true;
+  }
+  return false;
 }
 
 void PrefixCache::ReleaseAll(EvictReason reason) {

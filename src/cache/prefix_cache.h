@@ -29,6 +29,7 @@
 #include <memory>
 #include <shared_mutex>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "cache/byte_ledger.h"
@@ -46,7 +47,7 @@ struct InsertResult {
 };
 
 enum class ShedLevel : uint8_t {
-  kWarn,      // drop dead blocks and superseded checkpoints; keep every entry
+  kWarn,      // drop dead blocks, superseded checkpoints and shallow rungs; keep every entry
   kCritical,  // drop everything
 };
 
@@ -73,6 +74,9 @@ class PrefixCache {
 
   void Shed(ShedLevel level);
   void Clear();
+  // Drops the entry whose id (EntryInfo::id) is `id`: its leaf and every node
+  // no other entry shares. false when no entry has that id.
+  bool RemoveEntry(std::string_view id);
   // Evicts at once when the new budget is below the bytes held.
   void SetBudget(size_t budget_bytes);
 

@@ -98,6 +98,11 @@ void PrintBanner(const engine::ServiceInfo& info, const engine::EngineOptions& e
                                                   engine_options.cache_rung_tokens,
                                                   engine_options.cache_min_reuse).c_str()
                                     : "prefix cache off");
+  if (engine_options.prefix_cache) {
+    const auto& pc = info.settings.value("prefix_cache", engine::Json::object());
+    const engine::Json disk = pc.value("disk", engine::Json("off"));
+    std::printf("disk:     %s\n", disk.is_string() ? disk.get<std::string>().c_str() : "off");
+  }
   if (!info.settings.empty()) std::printf("settings: %s\n", info.settings.dump().c_str());
   std::printf("auth:     %s\n", options.api_key.empty() ? "none (loopback only is safest)" : "API key required");
   std::printf("\nlistening on %s  (OpenAI base URL: %s/v1)\n\n", url.c_str(), url.c_str());
@@ -157,6 +162,17 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cache-min-reuse", args->engine.cache_min_reuse, "Shortest prefix worth reusing (tokens)")
       ->capture_default_str();
+  args->engine.disk_cache = true;
+  args->engine.memory_guard = true;
+  cmd->add_option("--cache-dir", args->engine.cache_dir,
+                  "Disk tier of the prefix cache (default: $XDG_CACHE_HOME/cairn/kv or ~/.cache/cairn/kv)");
+  cmd->add_option("--cache-disk-gb", args->engine.cache_disk_gb,
+                  "Disk-tier budget in GiB, never exceeded (0 = min(20, half the free space))")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-disk-cache", [args](int64_t) { args->engine.disk_cache = false; },
+                "Keep the prefix cache in RAM only (nothing survives a restart)");
+  cmd->add_flag("--no-memory-guard", [args](int64_t) { args->engine.memory_guard = false; },
+                "Do not shed the cache under memory pressure (MemAvailable, cgroup v2, PSI)");
   cmd->add_option("--spec", args->engine.spec_mode, "Speculative mode: lookup|draft|mtp|baseline|auto")
       ->check(CLI::IsMember({"lookup", "draft", "mtp", "baseline", "auto"}))
       ->capture_default_str();

@@ -61,6 +61,9 @@ class KvBlock {
   }
 
   size_t bytes() const { return data_.bytes(); }
+  // All slabs as one run of bytes() bytes (the disk tier stores blocks whole).
+  uint8_t* data() { return data_.data(); }
+  const uint8_t* data() const { return data_.data(); }
 
   // Frozen blocks are shared and must never be written again.
   bool frozen() const { return frozen_.load(std::memory_order_acquire); }

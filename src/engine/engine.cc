@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "cache/checkpoint_planner.h"
+#include "cache/disk/model_identity.h"
+#include "kernels/targets.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -43,6 +45,31 @@ Json CacheJson(const cache::LookupResult& hit, bool enabled) {
                            {"cached_text", hit.divergence.cached_text}};
   }
   return j;
+}
+
+cache::disk::StateGeometry DiskGeometry(const model::SequenceState& state) {
+  cache::disk::StateGeometry g;
+  g.kv = state.kv_layout();
+  g.checkpointed = state.config().checkpointed();
+  if (g.checkpointed) g.snapshot_bytes = state.SnapshotRecurrent()->bytes();
+  return g;
+}
+
+// What a pack must match to be this server's state (docs/disk-cache.md).
+cache::disk::PackIdentity DiskIdentity(const model::Model& model, const cache::disk::StateGeometry& g,
+                                       const std::string& dir) {
+  cache::disk::PackIdentity id;
+  const Stopwatch clock;
+  id.model_id = cache::disk::CachedModelContentId(model.file(), dir + "/model-ids.json");
+  if (clock.Seconds() > 0.5) LogInfo("model content id {} ({:.1f} s)", id.model_id, clock.Seconds());
+  id.layout = fmt::format("arch={} kv_layers={} kv_heads={} head_dim={} kv_dtype={} block_tokens={} snapshot_bytes={} "
+                          "checkpointed={}",
+                          model.config().arch_name, g.kv.n_attn_layers, g.kv.n_kv_heads, g.kv.head_dim,
+                          static_cast<int>(g.kv.dtype), g.kv.block_tokens, g.snapshot_bytes, g.checkpointed);
+  // Kernels on every target match the scalar reference bit for bit (tests/kernels),
+  // but the disk never stakes an answer on that: state from another target is a miss.
+  id.target = kernels::ActiveTargetName();
+  return id;
 }
 
 }  // namespace
@@ -85,7 +112,19 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   cc.budget_bytes = options.cache_ram_mb > 0 ? static_cast<size_t>(options.cache_ram_mb) << 20 : DefaultCacheBudget();
   cc.rung_tokens = options.cache_rung_tokens;
   cc.min_reuse = options.cache_min_reuse;
-  e->cache_ = std::make_unique<cache::PrefixCache>(cc);
+  CacheTiersOptions tiers;
+  tiers.ram = cc;
+  tiers.memory_guard = options.memory_guard;
+  if (options.disk_cache && cc.enabled) {
+    tiers.disk = true;
+    tiers.disk_options.dir = options.cache_dir.empty() ? DefaultCacheDir() : options.cache_dir;
+    tiers.disk_options.budget_bytes = options.cache_disk_gb > 0
+                                          ? static_cast<uint64_t>(options.cache_disk_gb * double(uint64_t{1} << 30))
+                                          : DefaultDiskBudget(tiers.disk_options.dir);
+    tiers.geometry = DiskGeometry(*e->state_);
+    tiers.identity = DiskIdentity(*e->model_, tiers.geometry, tiers.disk_options.dir);
+  }
+  e->cache_ = std::make_unique<CacheTiers>(std::move(tiers));
 
   for (int32_t id = 0; id < static_cast<int32_t>(e->tokenizer_->size()); ++id) {
     if (e->tokenizer_->IsEndOfGeneration(id)) e->end_tokens_.push_back(id);
@@ -117,7 +156,7 @@ ServiceInfo Engine::Info() {
   info.context_window = context_;
   info.n_vocab = cfg.n_vocab;
   info.model_bytes = static_cast<int64_t>(model_->weights().bytes);
-  const cache::PrefixCacheConfig& cc = cache_->config();
+  const cache::PrefixCacheConfig& cc = cache_->ram().config();
   info.settings = Json{{"architecture", cfg.arch_name},
                        {"hybrid", cfg.is_hybrid()},
                        {"context_window", context_},
@@ -126,7 +165,12 @@ ServiceInfo Engine::Info() {
                                              {"mode", cc.hybrid ? "checkpoint" : "trim"},
                                              {"budget_mb", cc.budget_bytes >> 20},
                                              {"rung_tokens", cc.rung_tokens},
-                                             {"min_reuse", cc.min_reuse}}},
+                                             {"min_reuse", cc.min_reuse},
+                                             {"disk", cache_->disk() == nullptr ? Json("off")
+                                                      : cache_->disk()->enabled()
+                                                          ? Json(cache_->disk()->Stats().dir)
+                                                          : Json("off: " + cache_->disk()->Stats().status)},
+                                             {"memory_guard", cache_->guard() != nullptr}}},
                        {"spec", Json{{"mode", spec_->default_mode()},
                                      {"draft_model", options_.draft_model_path},
                                      {"mtp", spec_->has_mtp()}}}};
@@ -134,36 +178,15 @@ ServiceInfo Engine::Info() {
 }
 
 std::string Engine::MetricsText() {
-  const cache::CacheStats stats = cache_->Stats();
-  return metrics_.Text(&stats);
+  const cache::CacheStats stats = cache_->ram().Stats();
+  return metrics_.Text(&stats, cache_->MetricsText());
 }
 
-Json Engine::CacheListing() {
-  Json entries = Json::array();
-  for (const cache::EntryInfo& e : cache_->List()) {
-    Json checkpoints = Json::array();
-    for (const cache::CheckpointInfo& c : e.checkpoints) {
-      checkpoints.push_back(Json{{"position", c.position},
-                                 {"kind", std::string(cache::ToString(c.kind))},
-                                 {"bytes", c.bytes},
-                                 {"hits", c.hits},
-                                 {"last_use", c.last_use}});
-    }
-    entries.push_back(Json{{"tokens", e.tokens},
-                           {"shared_tokens", e.shared_tokens},
-                           {"bytes", e.bytes},
-                           {"exclusive_bytes", e.exclusive_bytes},
-                           {"last_use", e.last_use},
-                           {"hits", e.hits},
-                           {"checkpoints", checkpoints}});
-  }
-  const cache::CacheStats s = cache_->Stats();
-  return Json{{"enabled", cache_->config().enabled},
-              {"mode", cache_->config().hybrid ? "checkpoint" : "trim"},
-              {"bytes", s.bytes_held},
-              {"budget_bytes", s.budget_bytes},
-              {"entries", entries}};
-}
+Json Engine::CacheListing() { return cache_->Listing(); }
+
+void Engine::ClearCache() { cache_->Clear(); }
+
+bool Engine::RemoveCacheEntry(const std::string& id) { return cache_->RemoveEntry(id); }
 
 GenerationResult Engine::Generate(const GenerationInput& input, const GenerationOptions& options,
                                   const std::function<bool(const GenerationDelta&)>& on_delta,
@@ -236,18 +259,27 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
   // --- prefix cache lookup and restore ---------------------------------------
   model::SequenceState& st = *state_;
   st.Reset();
-  const bool use_cache = cache_->config().enabled && options.use_prefix_cache;
+  const bool use_cache = cache_->ram().config().enabled && options.use_prefix_cache;
   cache::LookupResult hit;
+  TieredHit tiered;
   if (use_cache) {
     cache::LookupRequest lookup;
     lookup.tokens = tokens;
     lookup.messages = prompt.message_starts;
     lookup.detokenize = [this](std::span<const int32_t> ids) { return tokenizer_->Decode(ids); };
-    hit = cache_->Lookup(lookup);
+    tiered = cache_->Lookup(lookup);
+    hit = tiered.result;
     if (hit.reuse_tokens > 0) st.RestorePrefix(hit.blocks, hit.reuse_tokens, hit.snapshot);
   }
   result.cached_tokens = hit.reuse_tokens;
   result.cache = CacheJson(hit, use_cache);
+  if (tiered.disk_tokens > 0) {
+    result.cache["disk_tokens"] = tiered.disk_tokens;
+    result.cache["disk_bytes"] = tiered.disk_bytes;
+    result.cache["disk_seconds"] = tiered.disk_seconds;
+  } else if (!tiered.disk_note.empty()) {
+    result.cache["disk"] = tiered.disk_note;
+  }
 
   // --- prefill the uncached suffix, snapshotting where the plan says ----------
   std::vector<cache::Checkpoint> checkpoints;
@@ -261,7 +293,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     in.reuse_tokens = hit.reuse_tokens;
     in.lcp = hit.lcp;
     in.cached_checkpoints = hit.cached_checkpoints;
-    plan = cache::PlanCheckpoints(cache_->config(), in);
+    plan = cache::PlanCheckpoints(cache_->ram().config(), in);
     for (const auto& p : plan) prefill.checkpoint_positions.push_back(p.position);
     prefill.on_checkpoint = [&](RecurrentSnapshotRef snap) {
       const int64_t pos = snap->position();

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "cache/prefix_cache.h"
+#include "engine/cache_tiers.h"
 #include "core/thread_pool.h"
 #include "engine/engine_options.h"
 #include "engine/fifo_lock.h"
@@ -44,6 +44,10 @@ class Engine : public GenerationService {
   ServiceInfo Info() override;
   std::string MetricsText() override;
   Json CacheListing() override;
+  void ClearCache() override;
+  bool RemoveCacheEntry(const std::string& id) override;
+
+  CacheTiers& cache() { return *cache_; }
 
   const model::Model& model() const { return *model_; }
   const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -61,7 +65,7 @@ class Engine : public GenerationService {
   std::unique_ptr<model::Model> draft_model_;  // --draft-model, same vocabulary
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
-  std::unique_ptr<cache::PrefixCache> cache_;
+  std::unique_ptr<CacheTiers> cache_;
   std::unique_ptr<model::SequenceState> state_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<SpecRunner> spec_;

@@ -20,6 +20,12 @@ struct EngineOptions {
   int64_t cache_ram_mb = 0;         // 0 = a quarter of physical RAM, at most 8 GiB
   int64_t cache_rung_tokens = 4096;
   int64_t cache_min_reuse = 16;
+  // Disk tier (docs/disk-cache.md); `cairn serve` turns it on (--no-disk-cache: off).
+  bool disk_cache = false;
+  std::string cache_dir;            // "" = $XDG_CACHE_HOME/cairn/kv or ~/.cache/cairn/kv
+  double cache_disk_gb = 0;         // 0 = min(20 GiB, half the free space there)
+  // Memory guard: shed the RAM tier in grades under memory pressure.
+  bool memory_guard = false;
 
   // Speculative decoding.
   std::string spec_mode = "auto";   // lookup | draft | mtp | baseline | auto

@@ -152,6 +152,10 @@ class GenerationService {
   virtual std::string MetricsText() = 0;
   // GET /cache body.
   virtual Json CacheListing() = 0;
+  // DELETE /cache: empties every tier.
+  virtual void ClearCache() {}
+  // DELETE /cache/entries/{id}: false when no tier holds that entry.
+  virtual bool RemoveCacheEntry(const std::string& id) { return false; }
 };
 
 }  // namespace cairn::engine

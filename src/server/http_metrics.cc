@@ -23,7 +23,7 @@ std::string RouteLabel(std::string_view path) {
 
 void HttpMetrics::Count(const std::string& method, std::string_view path, int status) {
   // Methods are client-chosen strings too: keep the label set bounded.
-  std::string m = (method == "GET" || method == "POST" || method == "HEAD" || method == "OPTIONS")
+  std::string m = (method == "GET" || method == "POST" || method == "DELETE" || method == "HEAD" || method == "OPTIONS")
                       ? method : "other";
   std::lock_guard lock(mutex_);
   ++requests_[{RouteLabel(path), m, status}];

@@ -193,6 +193,28 @@ void HttpServer::Impl::RegisterInfoRoutes() {
   http.Get(RoutePattern("/cache"), [this](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, service.CacheListing());
   });
+
+  // Empties the RAM tier and deletes the disk tier's pack files. A request in
+  // flight keeps the blocks it restored and inserts its own path when done.
+  http.Delete(RoutePattern("/cache"), [this](const httplib::Request&, httplib::Response& res) {
+    service.ClearCache();
+    SendJson(res, 200, {{"cleared", true}});
+  });
+
+  http.Delete("(?:/v1)?/cache/entries/([^/]*)/*", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
+    if (id.size() != 32 || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return SendError(res, BadRequest("entry id must be 32 lowercase hex digits (the id in GET /cache)"));
+    }
+    if (!service.RemoveCacheEntry(id)) {
+      ApiError e;
+      e.status = 404;
+      e.type = ErrorTypeForStatus(404);
+      e.message = "no cache entry " + id;
+      return SendError(res, e);
+    }
+    SendJson(res, 200, {{"deleted", id}});
+  });
 }
 
 HttpServer::HttpServer(engine::GenerationService& service, ServerOptions options)

@@ -83,8 +83,11 @@ class Server:
         self.name = name
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        # The disk tier would let one server's state reach another (and a
+        # previous run's): off unless a test names a --cache-dir itself.
+        disk = [] if any(a == "--cache-dir" for a in extra_args) else ["--no-disk-cache"]
         self.args = [cairn_bin(), "serve", "--model", model, "--host", "127.0.0.1", "--port",
-                     str(self.port), "--threads", THREADS, *extra_args]
+                     str(self.port), "--threads", THREADS, *disk, *extra_args]
         self.log_path = os.path.join(log_dir or tempfile.gettempdir(), f"cairn-e2e-real-{name}-{self.port}.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(self.args, stdout=self.log, stderr=subprocess.STDOUT)

@@ -288,7 +288,7 @@ def test_sampled_path_with_one_hot_distribution_equals_greedy(servers, model, mo
     (["--model", "{dense}", "--spec", "draft"], "draft model"),
 ], ids=["draft-vocab-mismatch", "mtp-without-head", "draft-without-model"])
 def test_server_refuses_impossible_spec_setups(models, args, message):
-    argv = [cairn_bin(), "serve", *[a.format(**models) for a in args], "--port", str(free_port()),
+    argv = [cairn_bin(), "serve", "--no-disk-cache", *[a.format(**models) for a in args], "--port", str(free_port()),
             "--threads", THREADS]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, proc.stdout + proc.stderr
