@@ -7,6 +7,8 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+
+#include "common/temp_dir.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,18 +82,8 @@ std::vector<Token> Seq(int n, int salt = 0) {
   return t;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/cairn_disk_test_XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// Fresh directory per test (cairn_disk_test_XXXXXX under /tmp).
+using TempDir = test::TempDir;
 
 DiskTierOptions Options(const std::string& dir) {
   DiskTierOptions o;

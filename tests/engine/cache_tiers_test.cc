@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir.h"
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -20,18 +22,8 @@ using namespace cairn::cache::testing;
 namespace fs = std::filesystem;
 constexpr int kB = 8;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/cairn_tiers_XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// Fresh directory per test (cairn_tiers_XXXXXX under /tmp).
+using TempDir = test::TempDir;
 
 class ScriptedSource : public PressureSource {
  public:

@@ -218,6 +218,13 @@ class FakeService : public engine::GenerationService {
     std::lock_guard lock(state_mutex_);  // not mutex_: must answer during a generation
     return {{"entries", engine::Json::array()}, {"last_prompt_tokens", last_prompt_.size()}};
   }
+  void ClearCache() override { ++cache_clears; }
+  // One entry exists until it is removed: "0123456789abcdef0123456789abcdef".
+  bool RemoveCacheEntry(const std::string& id) override {
+    return id == "0123456789abcdef0123456789abcdef" && !entry_removed.exchange(true);
+  }
+  std::atomic<int> cache_clears{0};
+  std::atomic<bool> entry_removed{false};
 
  private:
   static double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {

@@ -74,6 +74,32 @@ TEST(HttpServer, InfoRoutes) {
   EXPECT_NE(metrics->body.find("route=\"other\",method=\"GET\",status=\"404\""), std::string::npos);
 }
 
+TEST(HttpServer, CacheDeleteRoutes) {
+  LiveServer live;
+  auto client = live.Client();
+  auto cleared = client.Delete("/v1/cache");
+  ASSERT_TRUE(cleared);
+  EXPECT_EQ(cleared->status, 200);
+  EXPECT_EQ(Parse(cleared->body)["cleared"], true);
+  EXPECT_EQ(live.service.cache_clears.load(), 1);
+  const std::string id = "0123456789abcdef0123456789abcdef";
+  auto removed = client.Delete("/cache/entries/" + id);
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->status, 200);
+  EXPECT_EQ(Parse(removed->body)["deleted"], id);
+  auto again = client.Delete("/cache/entries/" + id);
+  EXPECT_EQ(again->status, 404);
+  EXPECT_EQ(ErrorMessage(again), "no cache entry " + id);
+  for (const std::string bad : std::vector<std::string>{"xyz", "0123456789ABCDEF0123456789ABCDEF", std::string(33, 'a'), ""}) {
+    auto r = client.Delete("/cache/entries/" + bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad;
+  }
+  auto metrics = client.Get("/metrics");
+  EXPECT_NE(metrics->body.find("route=\"/cache\",method=\"DELETE\",status=\"200\""), std::string::npos)
+      << metrics->body;
+}
+
 TEST(HttpServer, ChatNonStreaming) {
   LiveServer live;
   auto client = live.Client();

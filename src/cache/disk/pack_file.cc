@@ -142,6 +142,10 @@ bool PackHandle::ReadPayload(uint64_t offset, std::span<uint8_t> out, uint64_t c
   return true;
 }
 
+void PackHandle::Prefetch(uint64_t offset, uint64_t bytes) const {
+  ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
+}
+
 PackAppender::~PackAppender() {
   if (fd_ >= 0) ::close(fd_);
 }

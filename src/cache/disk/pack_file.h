@@ -58,6 +58,9 @@ class PackHandle {
   // `checksum`. false with *error on a short read, an I/O error or a mismatch.
   bool ReadPayload(uint64_t offset, std::span<uint8_t> out, uint64_t checksum, const FaultHook& faults,
                    std::string* error) const;
+  // Asks the kernel to start reading [offset, offset + bytes) (a hint; restores
+  // issue it for every record first, so the device works ahead of the copies).
+  void Prefetch(uint64_t offset, uint64_t bytes) const;
 
  private:
   std::string path_;
