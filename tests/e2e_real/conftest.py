@@ -28,6 +28,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -158,13 +159,23 @@ def models(tmp_path_factory):
         subprocess.run([cairn_bin(), "mkmodel", *args, "--threads", THREADS, "-o", path], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
         paths[name] = path
+    # Real published files (tools/fetch_models.py); None when not fetched:
+    # the tests that need them skip and say why.
+    for name, real in REAL_MODELS.items():
+        found = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "fetch_models.py"), "--path", real],
+                               capture_output=True, text=True)
+        path = found.stdout.strip()
+        paths[name] = path if found.returncode == 0 and path and os.path.exists(path) else None
     paths["default"] = os.path.join(ROOT, "models", "cairn-default.gguf")
     paths["default_draft"] = os.path.join(ROOT, "models", "cairn-draft.gguf")
-    for p in paths.values():
-        assert os.path.exists(p), p
+    for name, p in paths.items():
+        assert name in REAL_MODELS or os.path.exists(p), p
     yield paths
     shutil.rmtree(out, ignore_errors=True)  # ~110 MB; pytest would keep the last 3 runs' copies
 
+
+# Real models the cache suite also runs on (names for tools/fetch_models.py).
+REAL_MODELS = {"qwen2": "qwen2.5-coder-0.5b-instruct-q4_k_m", "gemma3": "gemma3-270m-q4_k_m"}
 
 DRAFT_FOR = {"dense": "tiny_draft", "llama": "tiny_draft", "hybrid": "tiny_draft", "default": "default_draft"}
 
@@ -179,6 +190,8 @@ class ServerPool:
         self.lock = threading.Lock()
 
     def get(self, model, *args, draft=False):
+        if self.models.get(model) is None:
+            pytest.skip(f"real model {REAL_MODELS[model]} is not fetched (python3 tools/fetch_models.py --small)")
         args = list(args)
         if draft:
             args += ["--draft-model", self.models[DRAFT_FOR[model]]]
