@@ -42,7 +42,7 @@ for stage in ${CAIRN_E2E_STAGES:-fake real}; do
     real)
       echo "== e2e (real models): tests/e2e_real"
       CAIRN_BIN="${CAIRN_BIN:-$(pwd)/build/cairn}" \
-        run_pytest "${CAIRN_E2E_REAL_TIMEOUT:-900}" tests/e2e_real "$@" || rc=1
+        run_pytest "${CAIRN_E2E_REAL_TIMEOUT:-2400}" tests/e2e_real "$@" || rc=1
       ;;
     *) echo "e2e: unknown stage '$stage'"; exit 2 ;;
   esac

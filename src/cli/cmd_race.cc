@@ -2,7 +2,11 @@
 //  [--draft-model F] [-n N] [--temp 0] [--cap K]`
 // Runs each decoding mode on the same prompt and compares token ids with plain
 // decoding; exit status 1 on any divergence (spec/race.h).
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -33,7 +37,22 @@ struct RaceArgs {
   int threads = 0;
   uint64_t seed = 1;
   bool ignore_eos = false;
+  std::string prompt_file;
+  int repeat = 1;
 };
+
+// Share of rounds that accepted at least i drafts, i = 1..cap: acceptance per
+// draft position (position i is only reached when drafts 1..i-1 were accepted).
+std::string AcceptanceByPosition(const spec::SpecStats& stats) {
+  if (stats.rounds == 0 || stats.accept_histogram.size() < 2) return "";
+  std::string out = "accepted >= i drafts:";
+  for (size_t i = 1; i < stats.accept_histogram.size(); ++i) {
+    int64_t at_least = 0;
+    for (size_t j = i; j < stats.accept_histogram.size(); ++j) at_least += stats.accept_histogram[j];
+    out += fmt::format(" {}:{:.0f}%", i, 100.0 * static_cast<double>(at_least) / static_cast<double>(stats.rounds));
+  }
+  return out;
+}
 
 std::vector<spec::SpecMode> ParseModes(const std::string& list) {
   std::vector<spec::SpecMode> modes;
@@ -53,8 +72,14 @@ void RunRace(const RaceArgs& args) {
   std::unique_ptr<model::Model> draft;
   if (!args.draft_model.empty()) draft = model::Model::Load(args.draft_model);
   const tokenizer::Tokenizer tok(tokenizer::LoadGgufVocabulary(args.model));
-  const std::vector<int32_t> prompt = tok.Encode(args.prompt, /*parse_special=*/true, /*add_special=*/true);
-  if (prompt.empty()) Fail("--prompt encodes to no tokens");
+  std::string text = args.prompt;
+  if (!args.prompt_file.empty()) {
+    std::ifstream in(args.prompt_file, std::ios::binary);
+    if (!in) Fail("cannot read --prompt-file {}", args.prompt_file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::vector<int32_t> prompt = tok.Encode(text, /*parse_special=*/true, /*add_special=*/true);
+  if (prompt.empty()) Fail("--prompt / --prompt-file: give a prompt that encodes to at least one token");
   ThreadPool pool(args.threads > 0 ? args.threads : static_cast<int>(std::thread::hardware_concurrency()));
 
   spec::RaceOptions o;
@@ -70,7 +95,21 @@ void RunRace(const RaceArgs& args) {
       if (tok.IsEndOfGeneration(id)) o.stop_tokens.push_back(id);
     }
   }
-  const std::vector<spec::RaceArm> arms = spec::RunRace(*target, prompt, o, pool);
+  // --repeat R: R races back to back (each runs the baseline, then every mode),
+  // so baseline and speculative arms alternate in one process; the summary
+  // gives each mode's median speedup over the baseline of its own race.
+  std::map<std::string, std::vector<double>> speedups;
+  std::vector<spec::RaceArm> arms;
+  for (int r = 0; r < std::max(1, args.repeat); ++r) {
+    arms = spec::RunRace(*target, prompt, o, pool);
+    const double base = arms[0].stats.tokens_per_second();
+    for (const spec::RaceArm& arm : arms) {
+      if (arm.mode != spec::SpecMode::kBaseline && base > 0) {
+        speedups[spec::SpecModeName(arm.mode)].push_back(arm.stats.tokens_per_second() / base);
+      }
+    }
+    if (args.repeat > 1) std::fprintf(stderr, "race %d/%d done\n", r + 1, args.repeat);
+  }
   std::printf("prompt: %zu tokens; %d tokens per mode; temperature %g; cap %s\n", prompt.size(), args.n,
               static_cast<double>(args.temp), args.cap > 0 ? std::to_string(args.cap).c_str() : "adaptive");
   std::printf("%-9s %9s %9s %11s %8s  %s\n", "mode", "tokens", "tok/s", "commit/rnd", "accept", "vs baseline");
@@ -91,7 +130,18 @@ void RunRace(const RaceArgs& args) {
                 arm.stats.tokens_per_second(), arm.stats.mean_committed_per_round(),
                 100.0 * arm.stats.acceptance_rate(), verdict.c_str());
   }
-  for (const spec::RaceArm& arm : arms) std::printf("  %s\n", arm.stats.Summary().c_str());
+  for (const spec::RaceArm& arm : arms) {
+    std::printf("  %s\n", arm.stats.Summary().c_str());
+    const std::string by_position = AcceptanceByPosition(arm.stats);
+    if (!by_position.empty()) std::printf("    %s\n", by_position.c_str());
+  }
+  if (args.repeat > 1) {
+    for (auto& [mode, ratios] : speedups) {
+      std::sort(ratios.begin(), ratios.end());
+      std::printf("%s: median speedup %.2fx over %zu alternated races (min %.2fx, max %.2fx)\n", mode.c_str(),
+                  ratios[ratios.size() / 2], ratios.size(), ratios.front(), ratios.back());
+    }
+  }
   if (diverged) SetExitCode(1);
 }
 
@@ -100,7 +150,11 @@ const CommandRegistration kRegistration{"race", 60, [](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "race", "Run decoding modes on one prompt; compare outputs with plain decoding (exit 1 on divergence)");
   cmd->add_option("--model", args->model, "Target model (GGUF)")->required();
-  cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
+  CLI::Option* text = cmd->add_option("--prompt", args->prompt, "Prompt text");
+  cmd->add_option("--prompt-file", args->prompt_file, "Read the prompt from a file")->excludes(text);
+  cmd->add_option("--repeat", args->repeat, "Races to run back to back (median speedup over them)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   cmd->add_option("--modes", args->modes, "Comma-separated: baseline, lookup, draft, mtp, auto")
       ->capture_default_str();
   cmd->add_option("--draft-model", args->draft_model, "Draft model (same vocabulary) for mode 'draft'");

@@ -107,7 +107,11 @@ class Server:
                 raise RuntimeError("server did not become healthy:\n" + self.output())
             time.sleep(0.05)
         self.health = json.loads(http_get(self.base + "/health")[1])
-        self.hybrid = bool(self.health.get("hybrid"))
+        # Checkpoint mode (recurrent layers, or sliding-window KV as in gemma3):
+        # reuse lands on checkpoints, like a hybrid model's.
+        prefix_cache = self.health.get("prefix_cache")
+        self.hybrid = bool(self.health.get("hybrid")) or (
+            isinstance(prefix_cache, dict) and prefix_cache.get("mode") == "checkpoint")
 
     def output(self, tail=6000):
         self.log.flush()

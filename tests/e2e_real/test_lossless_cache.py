@@ -35,7 +35,10 @@ def model_for(request, name):
 # checkpoints that matter here (stable boundary, message starts) sit at most a
 # template's unstable tail (e.g. "<|im_start|>assistant\n<think>\n\n</think>\n\n")
 # below the previous prompt's end.
-SLACK = 8
+# gemma3's template merges the system text into the first user turn, so the
+# message-start checkpoint there sits up to ~10 tokens below a divergence in
+# the turn's first words.
+SLACK = 12
 
 SYSTEM = (
     "You are Cairn, a careful coding assistant working inside a repository. Answer briefly. "
@@ -283,7 +286,9 @@ def test_cancelled_stream_then_retry(server):
 @pytest.mark.parametrize("model", MODELS)
 def test_eviction_then_rehit(servers, model):
     # A 1 MiB budget holds only a few KV blocks (and snapshots): sessions evict each other.
-    small = servers.get(model, "--cache-ram-mb", "1")
+    # gemma3's window snapshot alone is ~10 MiB: 24 MiB holds two of its sessions.
+    budget_mb = 24 if model == "gemma3" else 1
+    small = servers.get(model, "--cache-ram-mb", str(budget_mb))
     prefix = tag()
     target = [sys_msg(prefix), user(QUESTIONS[0] + " " + tool_result(0))]
     a1 = lossless(small, target, "first")
@@ -293,11 +298,11 @@ def test_eviction_then_rehit(servers, model):
     for i in range(4):  # other sessions, each at least as long, push the target out
         lossless(small, [sys_msg(tag()), user(QUESTIONS[i] + " " + tool_result(i + 1))], f"filler {i}")
     listing = small.cache_listing()
-    assert listing["bytes"] <= listing["budget_bytes"] == 1 << 20, listing
+    assert listing["bytes"] <= listing["budget_bytes"] == budget_mb << 20, listing
     metrics = small.metrics()
     evictions = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
                     if line.startswith("cairn_cache_evictions") and not line.startswith("#"))
-    assert evictions > 0, "a 1 MiB budget must have evicted something:\n" + metrics
+    assert evictions > 0, f"a {budget_mb} MiB budget must have evicted something:\n" + metrics
     after = lossless(small, target, "after eviction")  # hit or miss, the answer is the same
     assert after.tokens() == reference
     rehit = lossless(small, target, "re-hit")
