@@ -16,10 +16,13 @@
 // * Q3_K: u = q2 | hbit << 2 (0..7, unsigned for maddubs) = v + 4, so
 //   sumi = sum_k s_k * (dot(u_k, x_k) - 4 * bsum_k) (as Q6_K's offset 32);
 //   the 6-bit scales unpacked with 64-bit scalar operations.
-// * IQ4_XS: codebook levels by one byte shuffle (signed: maddubs on |kv|
-//   with the activation's sign flipped, |kv| <= 127 keeps it exact); the
-//   nibble layout puts sub-block 2g in [low | high] nibbles of qs[32g ..
-//   32g + 15], fixed by one 128-bit lane permute per 32 levels.
+// * IQ4_XS: codebook levels by one byte shuffle, signed (|kv| <= 127 keeps
+//   maddubs exact). Tiles: maddubs(|kv|, sign(x, kv)), |kv| in registers,
+//   kv in L1; the nibble layout puts sub-block 2g in [low | high] nibbles of
+//   qs[32g .. 32g + 15], fixed by one 128-bit lane permute per 32 levels.
+//   Decode instead rearranges the activation row once per call into the
+//   weights' nibble order (|x| and x) and takes maddubs(|x|, sign(kv, x)):
+//   no permute, no abs (0.55 -> 0.77 of Q4_K's GMAC/s in BM_WidthCompute/1).
 // Other targets use the scalar reference.
 #if defined(CAIRN_KERNELS_GEMM_KQUANT2_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_KQUANT2_INL_H_
@@ -35,6 +38,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/half.h"
 #include "kernels/quant_act.h"
@@ -56,15 +60,17 @@ HWY_INLINE __m256i DeinterleavedPairs16(__m128i v8) {
 
 // sum_j scale(j) * dot(q_j, x_j) as ScaledDots, for signed levels: maddubs
 // of |q| with x's sign flipped where q < 0 (|q| <= 127: exact pair sums).
-template <class Levels, class Scale>
-HWY_INLINE __m256i SignedScaledDots(Levels levels, Scale scale, const int8_t* x) {
+// levels(g, &lo, &hi) gives the signed levels, magnitudes(g, &lo, &hi) their
+// absolute values (tiles keep them in registers, the signs in L1).
+template <class Levels, class Magnitudes, class Scale>
+HWY_INLINE __m256i SignedScaledDots(Levels levels, Magnitudes magnitudes, Scale scale, const int8_t* x) {
   __m256i part[4];
   for (int g = 0; g < 4; ++g) {
-    __m256i lo, hi;
+    __m256i lo, hi, abs_lo, abs_hi;
     levels(g, &lo, &hi);
-    const __m256i p_lo = _mm256_maddubs_epi16(_mm256_abs_epi8(lo), _mm256_sign_epi8(LoadBytes32(x + 64 * g), lo));
-    const __m256i p_hi =
-        _mm256_maddubs_epi16(_mm256_abs_epi8(hi), _mm256_sign_epi8(LoadBytes32(x + 64 * g + 32), hi));
+    magnitudes(g, &abs_lo, &abs_hi);
+    const __m256i p_lo = _mm256_maddubs_epi16(abs_lo, _mm256_sign_epi8(LoadBytes32(x + 64 * g), lo));
+    const __m256i p_hi = _mm256_maddubs_epi16(abs_hi, _mm256_sign_epi8(LoadBytes32(x + 64 * g + 32), hi));
     part[g] =
         _mm256_add_epi32(_mm256_madd_epi16(p_lo, scale(2 * g)), _mm256_madd_epi16(p_hi, scale(2 * g + 1)));
   }
@@ -194,12 +200,13 @@ struct IQ4XSTraits {
 
 // hadd(dots, extra) of one super-block: lanes 0, 1 of each half sum to the
 // scaled dots, lanes 2, 3 to the bsums term (Q2_K mins, Q3_K offset; IQ4_XS 0).
-template <class T, class Levels, class Scale>
-HWY_INLINE __m256i Dots2(const typename T::Pre& p, Levels levels, Scale scale, const int8_t* x,
-                         const int16_t* bsums) {
+// magnitudes: |levels| (kSigned only).
+template <class T, class Levels, class Magnitudes, class Scale>
+HWY_INLINE __m256i Dots2(const typename T::Pre& p, Levels levels, Magnitudes magnitudes, Scale scale,
+                         const int8_t* x, const int16_t* bsums) {
   __m256i dots;
   if constexpr (T::kSigned) {
-    dots = SignedScaledDots(levels, scale, x);
+    dots = SignedScaledDots(levels, magnitudes, scale, x);
   } else {
     dots = ScaledDots(levels, scale, x);
   }
@@ -258,8 +265,14 @@ HWY_INLINE __m256 StreamGroup2(const typename T::Block* blocks, const ActRow& ac
     if (t < N) {
       const typename T::Block& b = blocks[t];
       const typename T::Pre p = T::Prepare(b);
+      const auto levels = [&](int g, __m256i* lo, __m256i* hi) { T::Levels(b, p, g, lo, hi); };
       h[t] = Dots2<T>(
-          p, [&](int g, __m256i* lo, __m256i* hi) { T::Levels(b, p, g, lo, hi); },
+          p, levels,
+          [&](int g, __m256i* lo, __m256i* hi) {
+            levels(g, lo, hi);
+            *lo = _mm256_abs_epi8(*lo);
+            *hi = _mm256_abs_epi8(*hi);
+          },
           [&](int j) { return T::Scale(p, j); }, act.qs + (i + t) * kQKK, act.bsums + (i + t) * 16);
     } else {
       h[t] = _mm256_setzero_si256();
@@ -269,6 +282,63 @@ HWY_INLINE __m256 StreamGroup2(const typename T::Block* blocks, const ActRow& ac
                                               _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
   __m256 sums;
   const __m256 factors = Tail<T>(ReducePairs4(h), dx2, BlockScales<T, N>(blocks), &sums);
+  return _mm256_fmadd_ps(factors, sums, acc);
+}
+
+// IQ4_XS decode: the activation row rearranged once per call into the
+// nibble order of the weights (per 64 elements: [x 0..15 | x 32..47],
+// [x 16..31 | x 48..63]), as magnitudes |x| and signed x, so each 32 levels
+// need no lane permute and no abs: maddubs(|x|, sign(kv, x)) (exact:
+// |x|, |kv| <= 127). xa, xs: cols bytes each.
+HWY_INLINE void RearrangeForIQ4XS(const int8_t* x, int64_t cols, int8_t* xa, int8_t* xs) {
+  for (int64_t e = 0; e < cols; e += 64) {
+    const __m256i a = LoadBytes32(x + e), b = LoadBytes32(x + e + 32);
+    const __m256i lo = _mm256_permute2x128_si256(a, b, 0x20), hi = _mm256_permute2x128_si256(a, b, 0x31);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(xs + e), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(xs + e + 32), hi);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(xa + e), _mm256_abs_epi8(lo));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(xa + e + 32), _mm256_abs_epi8(hi));
+  }
+}
+
+// hadd(dots, 0) of one IQ4_XS super-block against rearranged activations:
+// sub-blocks 2g, 2g + 1 share one multiplier [s_2g | s_2g+1] (int16 pairs).
+HWY_INLINE __m256i IQ4XSDecodeDots(const BlockIQ4XS& b, const int8_t* xa, const int8_t* xs) {
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  // ls - 32 of the 8 sub-blocks as int16 [s0, s2, s4, s6 | s1, s3, s5, s7]
+  // (words 0, 2, 4, 6 of Prepare's low half, words 1, 3, 5, 7 of its high half).
+  const __m256i pairs = _mm256_shuffle_epi8(
+      IQ4XSTraits::Prepare(b).sc16,
+      _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -128, -128, -128, -128, -128, -128, -128, -128, 2, 3, 6, 7, 10, 11,
+                       14, 15, -128, -128, -128, -128, -128, -128, -128, -128));
+  __m256i part[4];
+  for (int g = 0; g < 4; ++g) {
+    const __m256i raw = LoadBytes32(b.qs + 32 * g);
+    const __m256i kv_lo = _mm256_shuffle_epi8(table, _mm256_and_si256(raw, low4));
+    const __m256i kv_hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
+    const __m256i m = Q6ScaleOf(pairs, g);
+    const __m256i p_lo = _mm256_maddubs_epi16(LoadBytes32(xa + 64 * g), _mm256_sign_epi8(kv_lo, LoadBytes32(xs + 64 * g)));
+    const __m256i p_hi =
+        _mm256_maddubs_epi16(LoadBytes32(xa + 64 * g + 32), _mm256_sign_epi8(kv_hi, LoadBytes32(xs + 64 * g + 32)));
+    part[g] = _mm256_add_epi32(_mm256_madd_epi16(p_lo, m), _mm256_madd_epi16(p_hi, m));
+  }
+  return _mm256_hadd_epi32(AddTree4(part), _mm256_setzero_si256());
+}
+
+// Width 1, IQ4_XS: StreamGroup2 with rearranged activations (xa, xs).
+template <int N>
+HWY_INLINE __m256 StreamGroupIQ4XS(const BlockIQ4XS* blocks, const ActRow& act, const int8_t* xa,
+                                   const int8_t* xs, int64_t i, __m256 acc) {
+  __m256i h[4];
+#pragma GCC unroll 4
+  for (int t = 0; t < 4; ++t) {
+    h[t] = t < N ? IQ4XSDecodeDots(blocks[t], xa + (i + t) * kQKK, xs + (i + t) * kQKK) : _mm256_setzero_si256();
+  }
+  const __m256 dx2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(LoadDecodeScales<N>(act.d + i)),
+                                              _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+  __m256 sums;
+  const __m256 factors = Tail<IQ4XSTraits>(ReducePairs4(h), dx2, BlockScales<IQ4XSTraits, N>(blocks), &sums);
   return _mm256_fmadd_ps(factors, sums, acc);
 }
 
@@ -282,11 +352,25 @@ struct KQuant2Kernel {
 
   static void StreamRows(const uint8_t* w, size_t stride, int64_t cols, const ActRow& act, int64_t rows,
                          float* y) {
-    ::cairn::kernels::HWY_NAMESPACE::StreamRows<Block>(
-        w, stride, cols / kQKK, rows, y,
-        [&](auto n, const Block* blocks, int64_t i, __m256 acc) __attribute__((always_inline)) {
-          return StreamGroup2<T, decltype(n)::value>(blocks, act, i, acc);
-        });
+    if constexpr (std::is_same_v<T, IQ4XSTraits>) {
+      // Per thread, reused across calls (no allocation after the first).
+      thread_local std::vector<int8_t> buffer;
+      if (buffer.size() < static_cast<size_t>(2 * cols)) buffer.resize(static_cast<size_t>(2 * cols));
+      int8_t* xa = buffer.data();
+      int8_t* xs = buffer.data() + cols;
+      RearrangeForIQ4XS(act.qs, cols, xa, xs);
+      ::cairn::kernels::HWY_NAMESPACE::StreamRows<Block>(
+          w, stride, cols / kQKK, rows, y,
+          [&](auto n, const Block* blocks, int64_t i, __m256 acc) __attribute__((always_inline)) {
+            return StreamGroupIQ4XS<decltype(n)::value>(blocks, act, xa, xs, i, acc);
+          });
+    } else {
+      ::cairn::kernels::HWY_NAMESPACE::StreamRows<Block>(
+          w, stride, cols / kQKK, rows, y,
+          [&](auto n, const Block* blocks, int64_t i, __m256 acc) __attribute__((always_inline)) {
+            return StreamGroup2<T, decltype(n)::value>(blocks, act, i, acc);
+          });
+    }
   }
 
   template <int R, int NB>
@@ -302,9 +386,17 @@ struct KQuant2Kernel {
     for (int64_t i = 0; i < cols / kQKK; ++i) {
       const Block& block = blocks[i];
       const typename T::Pre p = T::Prepare(block);
+      // Levels in registers; signed types: their magnitudes, the signed levels
+      // (vpsign's operand) in L1 with the multipliers of the eight groups.
       __m256i q[8];
+      alignas(32) __m256i signs[T::kSigned ? 8 : 1];
       for (int g = 0; g < 4; ++g) T::Levels(block, p, g, &q[2 * g], &q[2 * g + 1]);
-      // Multipliers of the eight groups in L1 (the levels take the registers).
+      if constexpr (T::kSigned) {
+        for (int j = 0; j < 8; ++j) {
+          signs[j] = q[j];
+          q[j] = _mm256_abs_epi8(q[j]);
+        }
+      }
       alignas(32) __m256i scales[8];
       for (int j = 0; j < 8; ++j) scales[j] = T::Scale(p, j);
       // [d, dmin] or [d, d] in every lane pair (the one block's fields, four times).
@@ -318,6 +410,10 @@ struct KQuant2Kernel {
           if (t < n) {
             h[t] = Dots2<T>(
                 p,
+                [&](int k, __m256i* lo, __m256i* hi) {
+                  *lo = T::kSigned ? signs[2 * k] : q[2 * k];
+                  *hi = T::kSigned ? signs[2 * k + 1] : q[2 * k + 1];
+                },
                 [&](int k, __m256i* lo, __m256i* hi) {
                   *lo = q[2 * k];
                   *hi = q[2 * k + 1];
