@@ -113,7 +113,8 @@ float DotQ2K(const void* wrow, const ActRow& x, int64_t cols) {
 // sub-block scales, one FMA per super-block in lane 2 (i mod 4), as Q6_K.
 // unpack(block, levels, scales) gives the levels and the kSub scales.
 template <class Block, int kSub>
-float DotSymmetricK(const void* wrow, const ActRow& x, int64_t cols, void (*unpack)(const Block&, int8_t*, int8_t*)) {
+float DotSymmetricK(const void* wrow, const ActRow& x, int64_t cols,
+                    void (*unpack)(const Block&, int8_t*, int8_t*)) {
   constexpr int kLen = kQKK / kSub;
   const auto* blocks = static_cast<const Block*>(wrow);
   float acc[8] = {};

@@ -50,6 +50,11 @@ namespace HWY_NAMESPACE {
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 
+// The IQ4_NL codebook in both 128-bit halves (a pshufb table).
+HWY_INLINE __m256i CodebookTable() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+}
+
 // Int16 [v0, v2, .., v14 | v1, v3, .., v15] of 16 int8 (signed) or uint8 values.
 template <bool kSignedBytes>
 HWY_INLINE __m256i DeinterleavedPairs16(__m128i v8) {
@@ -184,7 +189,7 @@ struct IQ4XSTraits {
   // Sub-blocks 2g, 2g + 1: codebook values of the nibbles of qs[32g ..],
   // [low nibbles | high nibbles] of each 16-byte half.
   static HWY_INLINE void Levels(const Block& b, const Pre&, int g, __m256i* lo, __m256i* hi) {
-    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+    const __m256i table = CodebookTable();
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i raw = LoadBytes32(b.qs + 32 * g);
     const __m256i vl = _mm256_shuffle_epi8(table, _mm256_and_si256(raw, low4));
@@ -304,23 +309,25 @@ HWY_INLINE void RearrangeForIQ4XS(const int8_t* x, int64_t cols, int8_t* xa, int
 // hadd(dots, 0) of one IQ4_XS super-block against rearranged activations:
 // sub-blocks 2g, 2g + 1 share one multiplier [s_2g | s_2g+1] (int16 pairs).
 HWY_INLINE __m256i IQ4XSDecodeDots(const BlockIQ4XS& b, const int8_t* xa, const int8_t* xs) {
-  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  const __m256i table = CodebookTable();
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   // ls - 32 of the 8 sub-blocks as int16 [s0, s2, s4, s6 | s1, s3, s5, s7]
   // (words 0, 2, 4, 6 of Prepare's low half, words 1, 3, 5, 7 of its high half).
   const __m256i pairs = _mm256_shuffle_epi8(
       IQ4XSTraits::Prepare(b).sc16,
-      _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -128, -128, -128, -128, -128, -128, -128, -128, 2, 3, 6, 7, 10, 11,
-                       14, 15, -128, -128, -128, -128, -128, -128, -128, -128));
+      _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -128, -128, -128, -128, -128, -128, -128, -128,  //
+                       2, 3, 6, 7, 10, 11, 14, 15, -128, -128, -128, -128, -128, -128, -128, -128));
   __m256i part[4];
   for (int g = 0; g < 4; ++g) {
     const __m256i raw = LoadBytes32(b.qs + 32 * g);
     const __m256i kv_lo = _mm256_shuffle_epi8(table, _mm256_and_si256(raw, low4));
     const __m256i kv_hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
     const __m256i m = Q6ScaleOf(pairs, g);
-    const __m256i p_lo = _mm256_maddubs_epi16(LoadBytes32(xa + 64 * g), _mm256_sign_epi8(kv_lo, LoadBytes32(xs + 64 * g)));
+    const int8_t* a = xa + 64 * g;
+    const int8_t* x = xs + 64 * g;
+    const __m256i p_lo = _mm256_maddubs_epi16(LoadBytes32(a), _mm256_sign_epi8(kv_lo, LoadBytes32(x)));
     const __m256i p_hi =
-        _mm256_maddubs_epi16(LoadBytes32(xa + 64 * g + 32), _mm256_sign_epi8(kv_hi, LoadBytes32(xs + 64 * g + 32)));
+        _mm256_maddubs_epi16(LoadBytes32(a + 32), _mm256_sign_epi8(kv_hi, LoadBytes32(x + 32)));
     part[g] = _mm256_add_epi32(_mm256_madd_epi16(p_lo, m), _mm256_madd_epi16(p_hi, m));
   }
   return _mm256_hadd_epi32(AddTree4(part), _mm256_setzero_si256());
@@ -333,7 +340,8 @@ HWY_INLINE __m256 StreamGroupIQ4XS(const BlockIQ4XS* blocks, const ActRow& act, 
   __m256i h[4];
 #pragma GCC unroll 4
   for (int t = 0; t < 4; ++t) {
-    h[t] = t < N ? IQ4XSDecodeDots(blocks[t], xa + (i + t) * kQKK, xs + (i + t) * kQKK) : _mm256_setzero_si256();
+    h[t] = t < N ? IQ4XSDecodeDots(blocks[t], xa + (i + t) * kQKK, xs + (i + t) * kQKK)
+                 : _mm256_setzero_si256();
   }
   const __m256 dx2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(LoadDecodeScales<N>(act.d + i)),
                                               _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));

@@ -111,11 +111,14 @@ void QuantizeRowQ2K(const float* x, int64_t n, void* dst) {
       // Levels against the scales as stored.
       const float ds = d * sc, dm = dmin * m;
       for (int l = 0; l < 16; ++l) {
-        L[16 * k + l] = ds == 0.0f ? 0 : static_cast<uint8_t>(std::clamp(NearestInt((x[16 * k + l] + dm) / ds), 0, 3));
+        const int level = ds == 0.0f ? 0 : std::clamp(NearestInt((x[16 * k + l] + dm) / ds), 0, 3);
+        L[16 * k + l] = static_cast<uint8_t>(level);
       }
     }
     std::memset(b.qs, 0, sizeof b.qs);
-    for (int e = 0; e < kQKK; ++e) b.qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(L[e] << (2 * ((e % 128) / 32)));
+    for (int e = 0; e < kQKK; ++e) {
+      b.qs[32 * (e / 128) + e % 32] |= static_cast<uint8_t>(L[e] << (2 * ((e % 128) / 32)));
+    }
   }
 }
 
@@ -138,7 +141,9 @@ void QuantizeRowQ3K(const float* x, int64_t n, void* dst) {
       // The largest-magnitude scale maps to -32 so the 6-bit range is used fully.
       const float iscale = -32.0f / max_scale;
       StoreHalfBits(F32ToF16(1 / iscale), b.d);
-      for (int k = 0; k < 16; ++k) s[k] = static_cast<int8_t>(std::clamp(NearestInt(iscale * scales[k]), -32, 31));
+      for (int k = 0; k < 16; ++k) {
+        s[k] = static_cast<int8_t>(std::clamp(NearestInt(iscale * scales[k]), -32, 31));
+      }
     }
     for (int k = 0; k < 16; ++k) PutQ3KScale(k, s[k] + 32, b.scales);
     const float d = F16ToF32(LoadHalfBits(b.d));
