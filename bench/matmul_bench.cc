@@ -32,8 +32,10 @@
 //     columns, widths 1 (decode), 2..16 (verification) and 64 (prefill):
 //     weight GB/s per core (weight bytes / thread CPU time per call) and
 //     GMAC/s, for every 32-element block type (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-//     IQ4_NL) and Q4_K: new formats against the existing ones without the
-//     memory-bandwidth noise of a shared machine.
+//     IQ4_NL), Q4_K and the other Q8K-paired types (Q2_K, Q3_K, IQ4_XS):
+//     new formats against the existing ones without the memory-bandwidth
+//     noise of a shared machine. BM_Decode (64 MB) and BM_DecodeCompute
+//     cover the 32-element types and Q2_K / Q3_K / IQ4_XS as well.
 //
 // (d) BM_IssueRate: instructions per cycle of the AVX2 operations the Q8_0
 //     kernel is made of, alone and in pairs (which ones share ports).
@@ -632,15 +634,24 @@ CAIRN_WIDTH_COMPUTE(q5_0, DType::kQ5_0);
 CAIRN_WIDTH_COMPUTE(q5_1, DType::kQ5_1);
 CAIRN_WIDTH_COMPUTE(iq4_nl, DType::kIQ4_NL);
 CAIRN_WIDTH_COMPUTE(q4_K, DType::kQ4_K);
+CAIRN_WIDTH_COMPUTE(q2_K, DType::kQ2_K);
+CAIRN_WIDTH_COMPUTE(q3_K, DType::kQ3_K);
+CAIRN_WIDTH_COMPUTE(iq4_xs, DType::kIQ4_XS);
 BENCHMARK_CAPTURE(BM_Decode, q4_0, DType::kQ4_0)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q4_1, DType::kQ4_1)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q5_0, DType::kQ5_0)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q5_1, DType::kQ5_1)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, iq4_nl, DType::kIQ4_NL)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q2_K, DType::kQ2_K)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q3_K, DType::kQ3_K)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, iq4_xs, DType::kIQ4_XS)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q8_0, DType::kQ8_0)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q4_K, DType::kQ4_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q5_K, DType::kQ5_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_DecodeCompute, q6_K, DType::kQ6_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q2_K, DType::kQ2_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, q3_K, DType::kQ3_K)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_DecodeCompute, iq4_xs, DType::kIQ4_XS)->Arg(4096)->Arg(1024)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_VerifyCost, q8_0, DType::kQ8_0)
     ->Arg(2)
     ->Arg(4)

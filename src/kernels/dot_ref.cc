@@ -9,6 +9,7 @@
 #include "kernels/quant_blocks.h"
 #include "kernels/quant_blocks32.h"
 #include "kernels/quant_kquants.h"
+#include "kernels/quant_kquants2.h"
 
 namespace cairn::kernels {
 namespace {
@@ -83,6 +84,67 @@ float DotQ6K(const void* wrow, const ActRow& x, int64_t cols) {
   return ReduceLanes8(acc);
 }
 
+// Q2_K: as Q4_K with 16 sub-blocks of 16 (4-bit scale and min per byte).
+float DotQ2K(const void* wrow, const ActRow& x, int64_t cols) {
+  const auto* blocks = static_cast<const BlockQ2K*>(wrow);
+  float acc[8] = {};
+  uint8_t q[kQKK];
+  for (int64_t i = 0; i < cols / kQKK; ++i) {
+    float* lanes = acc + 2 * (i % 4);
+    UnpackLevelsQ2K(&blocks[i], q);
+    const int8_t* xq = x.qs + i * kQKK;
+    const int16_t* bs = x.bsums + i * 16;
+    int sumi = 0, summ = 0;
+    for (int k = 0; k < 16; ++k) {
+      int dot = 0;
+      for (int l = 16 * k; l < 16 * k + 16; ++l) dot += q[l] * xq[l];
+      sumi += (blocks[i].scales[k] & 0xF) * dot;
+      summ += (blocks[i].scales[k] >> 4) * bs[k];
+    }
+    const float d = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].d));
+    const float dmin = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].dmin));
+    lanes[0] = std::fma(d, static_cast<float>(sumi), lanes[0]);
+    lanes[1] = std::fma(-dmin, static_cast<float>(summ), lanes[1]);
+  }
+  return ReduceLanes8(acc);
+}
+
+// Q3_K (16 sub-blocks of 16) and IQ4_XS (8 of 32): signed levels and signed
+// sub-block scales, one FMA per super-block in lane 2 (i mod 4), as Q6_K.
+// unpack(block, levels, scales) gives the levels and the kSub scales.
+template <class Block, int kSub>
+float DotSymmetricK(const void* wrow, const ActRow& x, int64_t cols,
+                    void (*unpack)(const Block&, int8_t*, int8_t*)) {
+  constexpr int kLen = kQKK / kSub;
+  const auto* blocks = static_cast<const Block*>(wrow);
+  float acc[8] = {};
+  int8_t q[kQKK], s[kSub];
+  for (int64_t i = 0; i < cols / kQKK; ++i) {
+    float& lane = acc[2 * (i % 4)];
+    unpack(blocks[i], q, s);
+    const int8_t* xq = x.qs + i * kQKK;
+    int sumi = 0;
+    for (int k = 0; k < kSub; ++k) {
+      int dot = 0;
+      for (int l = kLen * k; l < kLen * k + kLen; ++l) dot += q[l] * xq[l];
+      sumi += s[k] * dot;
+    }
+    const float d = x.d[i] * F16ToF32(LoadHalfBits(blocks[i].d));
+    lane = std::fma(d, static_cast<float>(sumi), lane);
+  }
+  return ReduceLanes8(acc);
+}
+
+void UnpackQ3K(const BlockQ3K& b, int8_t* q, int8_t* s) {
+  UnpackLevelsQ3K(&b, q);
+  UnpackQ3KScales(b.scales, s);
+}
+
+void UnpackIQ4XS(const BlockIQ4XS& b, int8_t* q, int8_t* s) {
+  UnpackLevelsIQ4XS(&b, q);
+  UnpackIQ4XSScales(&b, s);
+}
+
 bool IsFloatType(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }
 
 }  // namespace
@@ -100,6 +162,9 @@ float DotQuantizedRef(DType type, const void* wrow, const ActRow& x, int64_t col
     case DType::kQ4_K: return DotScaleMinK<BlockQ4K>(wrow, x, cols, UnpackLevelsQ4K);
     case DType::kQ5_K: return DotScaleMinK<BlockQ5K>(wrow, x, cols, UnpackLevelsQ5K);
     case DType::kQ6_K: return DotQ6K(wrow, x, cols);
+    case DType::kQ2_K: return DotQ2K(wrow, x, cols);
+    case DType::kQ3_K: return DotSymmetricK<BlockQ3K, 16>(wrow, x, cols, UnpackQ3K);
+    case DType::kIQ4_XS: return DotSymmetricK<BlockIQ4XS, 8>(wrow, x, cols, UnpackIQ4XS);
     default: CAIRN_CHECK(false && "DotQuantizedRef: not a quantized type");
   }
   return 0.0f;

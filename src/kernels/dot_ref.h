@@ -25,7 +25,14 @@
 //   Q6_K: sumi = sum_k sc_k * (dot(q_k, x_k) - 32 * bsum_k) (q unsigned 0..63);
 //     acc[2k] = fma(dx * d, float(sumi), acc[2k]), k = i mod 4 (odd lanes
 //     stay +0).
-//   Result (both): ReduceLanes8(acc). Four independent chains, not one: a
+//   Q2_K: as Q4_K over 16 sub-blocks of 16 (q 0..3, scale sc_k = scales[k] &
+//     0xF, min m_k = scales[k] >> 4): sumi = sum_k sc_k * dot(q_k, x_k),
+//     summ = sum_k m_k * bsum_k; the same two FMAs in lanes 2k, 2k + 1.
+//   Q3_K: sumi = sum_k s_k * dot(v_k, x_k) over 16 sub-blocks of 16 (v -4..3,
+//     s_k -32..31); IQ4_XS: sumi = sum_ib (ls_ib - 32) * dot(kv_ib, x_ib)
+//     over 8 sub-blocks of 32 (kv the IQ4_NL codebook value). Both: one FMA
+//     as Q6_K, acc[2k] = fma(dx * d, float(sumi), acc[2k]).
+//   Result (all K-quants): ReduceLanes8(acc). Four independent chains, not one: a
 //   width-1 SIMD kernel then folds four super-blocks with one vector FMA
 //   instead of a serial chain of eight scalar FMAs (4-cycle latency each),
 //   which measured ~30% of the Q4_K decode kernel's time on Zen 3.

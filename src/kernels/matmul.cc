@@ -9,7 +9,7 @@
 //     for each tile of up to kMaxActs activation rows
 //       for each group of kTileRows weight rows: kernel tile -> y[tile][rows]
 // Tile shapes are per kernel (32-element block types on x86: 2 x 4, and 1 x up to 8 for
-// batches 1..16; K-quants: 1 x 8; others 1 x 4); activation tiles are
+// batches 1..16; K-quants incl. Q2_K/Q3_K/IQ4_XS: 1 x 8; others 1 x 4); activation tiles are
 // balanced (width 12: 6 + 6). Batch 1 (decode) degenerates to one
 // streaming pass over the weights, one row at a time. Small batches
 // (speculative verification) load and unpack every weight block once per
@@ -31,6 +31,8 @@
 #include "kernels/gemm_q8-inl.h"
 // After gemm_q8-inl.h (reuses its RefKernel).
 #include "kernels/gemm_kquant-inl.h"
+// After gemm_kquant-inl.h (reuses its tiles and streaming loop).
+#include "kernels/gemm_kquant2-inl.h"
 #include "kernels/quant_act-inl.h"
 
 #ifndef CAIRN_KERNELS_MATMUL_ONCE_
@@ -205,6 +207,12 @@ void RunRowsOfType(const MatrixView& w, const ActRow* qacts, const float* const*
       return RunRows<Q5KKernel>(w, qacts, batch, y, ldy, r0, r1);
     case DType::kQ6_K:
       return RunRows<Q6KKernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kQ2_K:
+      return RunRows<Q2KKernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kQ3_K:
+      return RunRows<Q3KKernel>(w, qacts, batch, y, ldy, r0, r1);
+    case DType::kIQ4_XS:
+      return RunRows<IQ4XSKernel>(w, qacts, batch, y, ldy, r0, r1);
     default:
       CAIRN_CHECK(false && "MatMul: unsupported weight type");
   }

@@ -10,7 +10,7 @@
 namespace cairn::kernels {
 
 // True for types with dequantize + MatMul support (F32, F16, BF16, Q8_0, Q4_0,
-// Q4_1, Q5_0, Q5_1, IQ4_NL, Q4_K, Q5_K, Q6_K).
+// Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS).
 bool IsSupportedWeightType(DType type);
 
 // Encodes n floats (n a multiple of the block size) into RowBytes(type, n) bytes.

@@ -105,6 +105,42 @@ struct BlockQ6K {
 };
 static_assert(sizeof(BlockQ6K) == 210);
 
+// Q2_K: 16 sub-blocks of 16; value = d * (scales[k] & 0xF) * q - dmin *
+// (scales[k] >> 4), q 2-bit. Element e = 128h + 32j + l (h 0..1, j 0..3,
+// l 0..31) is bits 2j, 2j + 1 of qs[32h + l]; its sub-block is e / 16.
+struct BlockQ2K {
+  uint8_t scales[kQKK / 16];  // low nibble: scale, high nibble: min
+  uint8_t qs[kQKK / 4];
+  uint8_t d[2];     // F16 super-block scale of the 4-bit scales
+  uint8_t dmin[2];  // F16 super-block scale of the 4-bit mins
+};
+static_assert(sizeof(BlockQ2K) == 84);
+
+// Q3_K: 16 sub-blocks of 16; value = d * s[k] * v, v = q2 - 4 * !hbit
+// (-4..3), s[k] a 6-bit scale - 32 (-32..31, see UnpackQ3KScales). q2 as
+// Q2_K's levels; the high bit of element 128h + 32j + l is bit 4h + j of
+// hmask[l].
+struct BlockQ3K {
+  uint8_t hmask[kQKK / 8];
+  uint8_t qs[kQKK / 4];
+  uint8_t scales[kKScaleBytes];
+  uint8_t d[2];  // F16
+};
+static_assert(sizeof(BlockQ3K) == 110);
+
+// IQ4_XS: 8 sub-blocks of 32; value = d * (ls[ib] - 32) * kIQ4NLValues[nibble],
+// ls 6-bit: low 4 bits from nibble ib of scales_l (read as a little-endian
+// u32), high 2 bits from bits 2ib, 2ib + 1 of scales_h. Sub-block ib's
+// nibbles are qs[16ib ..]: element t < 16 the low nibble of qs[16ib + t],
+// element t + 16 its high nibble (as IQ4_NL).
+struct BlockIQ4XS {
+  uint8_t d[2];         // F16
+  uint8_t scales_h[2];  // little-endian u16
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];
+};
+static_assert(sizeof(BlockIQ4XS) == 136);
+
 inline uint16_t LoadHalfBits(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, sizeof h);

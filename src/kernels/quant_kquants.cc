@@ -21,6 +21,8 @@ namespace {
 
 int NearestInt(float v) { return static_cast<int>(std::lrintf(v)); }
 
+}  // namespace
+
 // Fits x[i] ~= scale * L[i] - min_out with L in [0, nmax], min_out >= 0,
 // minimising sum w[i] * err^2 over inverse scales (nmax + rmin + rdelta * k) /
 // (max - min), k = 0..nstep. Returns scale; writes the levels to L.
@@ -120,6 +122,8 @@ float FitSymmetricScale(int n, int nmax, const float* x) {
   }
   return scale;
 }
+
+namespace {
 
 // Shared Q4_K / Q5_K quantizer: 8 sub-blocks of 32 with 6-bit scales and mins.
 // Writes d, dmin, the packed scales and the levels L[256] (0..nmax).

@@ -24,4 +24,10 @@ void UnpackLevelsQ4K(const void* block, uint8_t q[256]);
 void UnpackLevelsQ5K(const void* block, uint8_t q[256]);
 void UnpackLevelsQ6K(const void* block, uint8_t q[256]);
 
+// Scale fits of the reference quantizers, shared with quant_kquants2.cc
+// (n <= 32 elements; definitions and parameters in quant_kquants.cc).
+float FitScaleMin(int n, int nmax, const float* x, const float* w, uint8_t* L, float* min_out, float rmin,
+                  float rdelta, int nstep);
+float FitSymmetricScale(int n, int nmax, const float* x);
+
 }  // namespace cairn::kernels

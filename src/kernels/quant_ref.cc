@@ -1,5 +1,6 @@
 // QuantizeRow / DequantizeRow: type dispatch plus the plain and 32-element
-// block formats (F32, F16, BF16, Q8_0, Q4_0). K-quants live in quant_kquants.cc,
+// block formats (F32, F16, BF16, Q8_0, Q4_0). K-quants live in quant_kquants.cc
+// (Q4_K, Q5_K, Q6_K) and quant_kquants2.cc (Q2_K, Q3_K, IQ4_XS),
 // Q4_1 / Q5_0 / Q5_1 / IQ4_NL in quant_blocks32.cc.
 #include "kernels/quant.h"
 
@@ -12,6 +13,7 @@
 #include "kernels/quant_blocks.h"
 #include "kernels/quant_blocks32.h"
 #include "kernels/quant_kquants.h"
+#include "kernels/quant_kquants2.h"
 
 namespace cairn::kernels {
 
@@ -29,6 +31,9 @@ bool IsSupportedWeightType(DType type) {
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kIQ4_XS:
       return true;
     default:
       return false;
@@ -119,6 +124,9 @@ void QuantizeRow(DType type, const float* src, int64_t n, void* dst) {
     case DType::kQ4_K: return QuantizeRowQ4K(src, n, dst);
     case DType::kQ5_K: return QuantizeRowQ5K(src, n, dst);
     case DType::kQ6_K: return QuantizeRowQ6K(src, n, dst);
+    case DType::kQ2_K: return QuantizeRowQ2K(src, n, dst);
+    case DType::kQ3_K: return QuantizeRowQ3K(src, n, dst);
+    case DType::kIQ4_XS: return QuantizeRowIQ4XS(src, n, dst);
     default: break;
   }
 }
@@ -149,6 +157,9 @@ void DequantizeRow(DType type, const void* src, int64_t n, float* dst) {
     case DType::kQ4_K: return DequantizeRowQ4K(src, n, dst);
     case DType::kQ5_K: return DequantizeRowQ5K(src, n, dst);
     case DType::kQ6_K: return DequantizeRowQ6K(src, n, dst);
+    case DType::kQ2_K: return DequantizeRowQ2K(src, n, dst);
+    case DType::kQ3_K: return DequantizeRowQ3K(src, n, dst);
+    case DType::kIQ4_XS: return DequantizeRowIQ4XS(src, n, dst);
     default: break;
   }
 }

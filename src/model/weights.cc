@@ -38,7 +38,7 @@ class Binder {
     }
     if (!kernels::IsSupportedWeightType(t.type)) {
       Fail("tensor '{}' has type {}, which Cairn cannot compute with (supported: f32, f16, bf16, q8_0, q4_0, "
-           "q4_1, q5_0, q5_1, iq4_nl, q4_K, q5_K, q6_K)", name, GetDTypeInfo(t.type).name);
+           "q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_xs)", name, GetDTypeInfo(t.type).name);
     }
     *bytes_ += t.bytes;
     return kernels::MakeMatrixView(t.type, t.data, rows, cols);

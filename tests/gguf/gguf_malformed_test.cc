@@ -241,12 +241,13 @@ TEST(GgufMalformed, TensorTypes) {
   ExpectLoadError(TwoTensors(32, "b", {8}, 99), {"tensor 'b' (info at offset 98): unknown tensor type id 99 at offset 119"});
   ExpectLoadError(TwoTensors(32, "b", {256}, 16), {"unknown tensor type id 16"});  // iq2_xxs: not known to Cairn
   ExpectLoadError(TwoTensors(32, "b", {8}, 4), {"unknown tensor type id 4"});     // removed from ggml
-  // Known but unsupported by the kernels: loads, with its DType recorded.
+  // Known but unsupported by the kernels (q8_K, an activation-only format):
+  // loads, with its DType recorded.
   Raw r;
-  r.Header(1, 0).TensorInfo("q", {256}, 10, 0).PadTo(32).Zeros(84);
+  r.Header(1, 0).TensorInfo("q", {256}, 15, 0).PadTo(32).Zeros(292);
   auto f = GgufFile::FromBytes(r.data);
-  EXPECT_EQ(f->tensors()[0].type, DType::kQ2_K);
-  EXPECT_EQ(f->tensors()[0].bytes, 84u);
+  EXPECT_EQ(f->tensors()[0].type, DType::kQ8_K);
+  EXPECT_EQ(f->tensors()[0].bytes, 292u);
   EXPECT_FALSE(GetDTypeInfo(f->tensors()[0].type).supported);
 }
 

@@ -24,7 +24,7 @@ using test::Sanitized;
 
 constexpr DType kAllTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,  DType::kQ4_0,
                                DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kQ4_K,
-                               DType::kQ5_K, DType::kQ6_K};
+                               DType::kQ5_K, DType::kQ6_K, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS};
 
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
@@ -152,7 +152,7 @@ TEST(MatMulTest, ColumnSweepMatchesReference) {
 TEST(MatMulTest, PooledAndInlineAgree) {
   const int64_t rows = Sanitized() ? 128 : 256, cols = 1024, batch = 3;
   ThreadPool pool(2);
-  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kF32}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kF32, DType::kQ3_K}) {
     SCOPED_TRACE(GetDTypeInfo(type).name);
     const Weights w(type, rows, cols, 41);
     const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 7);
@@ -214,7 +214,8 @@ TEST(MatMulTest, SameInputMatchesSeparateProductsBitForBit) {
     DType type;
     int64_t rows;
   } shapes[] = {{DType::kQ8_0, 67}, {DType::kQ4_K, 40}, {DType::kF32, 19}, {DType::kQ6_K, 5}, {DType::kQ4_0, 33},
-                {DType::kBF16, 16}, {DType::kQ4_1, 21}, {DType::kQ5_0, 18}};
+                {DType::kBF16, 16}, {DType::kQ4_1, 21}, {DType::kQ5_0, 18}, {DType::kQ2_K, 9},
+                {DType::kQ3_K, 23}, {DType::kIQ4_XS, 12}};
   std::vector<Weights> weights;
   for (size_t i = 0; i < std::size(shapes); ++i) {
     weights.emplace_back(shapes[i].type, shapes[i].rows, cols, static_cast<uint32_t>(61 + i));
@@ -252,7 +253,7 @@ TEST(MatMulTest, ActivationQuantizationErrorIsSmall) {
   const int64_t rows = 32, batch = 4;
   ThreadPool pool(2);
   for (DType type : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                     DType::kIQ4_NL}) {
+                     DType::kIQ4_NL, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS}) {
     const int64_t cols = 1024;
     const Weights w(type, rows, cols, 3);
     const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 4);
@@ -273,7 +274,8 @@ TEST(MatMulTest, ActivationQuantizationErrorIsSmall) {
 // them to even like the scalar reference, or the bit-exact comparison fails.
 TEST(MatMulTest, ActivationTiesMatchReference) {
   ThreadPool pool(1);
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ4_K, DType::kQ6_K,
+                     DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS}) {
     const int64_t cols = 512;
     const Weights w(type, 7, cols, 8);
     std::vector<float> x(cols);

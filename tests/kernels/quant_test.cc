@@ -28,7 +28,8 @@ void PutHalf(uint8_t* p, uint16_t bits) { std::memcpy(p, &bits, 2); }
 
 TEST(QuantTest, SupportedTypes) {
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-                  DType::kQ5_1, DType::kIQ4_NL, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+                  DType::kQ5_1, DType::kIQ4_NL, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ2_K,
+                  DType::kQ3_K, DType::kIQ4_XS}) {
     EXPECT_TRUE(IsSupportedWeightType(t));
     EXPECT_TRUE(GetDTypeInfo(t).supported);
   }
@@ -38,6 +39,9 @@ TEST(QuantTest, SupportedTypes) {
   EXPECT_EQ(ParseDType("iq4_nl"), DType::kIQ4_NL);
   ASSERT_NE(FindDTypeInfo(23), nullptr);
   EXPECT_EQ(FindDTypeInfo(23)->name, "iq4_xs");
+  EXPECT_EQ(GetDTypeInfo(DType::kQ2_K).block_bytes, 84);
+  EXPECT_EQ(GetDTypeInfo(DType::kQ3_K).block_bytes, 110);
+  EXPECT_EQ(GetDTypeInfo(DType::kIQ4_XS).block_bytes, 136);
 }
 
 TEST(QuantTest, KScaleMinPackingMatchesLayout) {
@@ -216,6 +220,53 @@ TEST(QuantTest, DequantizeIQ4NLBlock) {
   }
 }
 
+// Q2_K / Q3_K / IQ4_XS: patterned blocks against the per-element formulas of
+// ../shared/reference/real-models.md §1.4, 1.5, 1.7, written out here
+// element by element (h = e / 128, j = (e % 128) / 32, l = e % 32).
+TEST(QuantTest, DequantizeQ2KQ3KIQ4XSBlocks) {
+  float out[256];
+  BlockQ2K q2;
+  for (int k = 0; k < 16; ++k) q2.scales[k] = static_cast<uint8_t>((k * 7 + 3) & 0xFF);
+  for (int k = 0; k < 64; ++k) q2.qs[k] = static_cast<uint8_t>(k * 29 + 11);
+  PutHalf(q2.d, 0x3800);     // 0.5
+  PutHalf(q2.dmin, 0x3400);  // 0.25
+  DequantizeRow(DType::kQ2_K, &q2, 256, out);
+  for (int e = 0; e < 256; ++e) {
+    const int h = e / 128, j = (e % 128) / 32, l = e % 32, is = 8 * h + 2 * j + (l >= 16);
+    const int q = (q2.qs[32 * h + l] >> (2 * j)) & 3;
+    ASSERT_EQ(out[e], 0.5f * (q2.scales[is] & 0xF) * q - 0.25f * (q2.scales[is] >> 4)) << e;
+  }
+  BlockQ3K q3;
+  for (int k = 0; k < 32; ++k) q3.hmask[k] = static_cast<uint8_t>(k * 53 + 5);
+  for (int k = 0; k < 64; ++k) q3.qs[k] = static_cast<uint8_t>(k * 31 + 17);
+  for (int k = 0; k < 12; ++k) q3.scales[k] = static_cast<uint8_t>(k * 83 + 41);
+  PutHalf(q3.d, 0xB800);  // -0.5
+  DequantizeRow(DType::kQ3_K, &q3, 256, out);
+  for (int e = 0; e < 256; ++e) {
+    const int h = e / 128, j = (e % 128) / 32, l = e % 32, is = 8 * h + 2 * j + (l >= 16);
+    const int q2v = (q3.qs[32 * h + l] >> (2 * j)) & 3;
+    const int v = q2v - ((q3.hmask[l] & (1 << (4 * h + j))) ? 0 : 4);
+    const int low4 = is < 8 ? q3.scales[is] & 0xF : q3.scales[is - 8] >> 4;
+    const int high2 = (q3.scales[8 + is % 4] >> (2 * (is / 4))) & 3;
+    const int sc = (low4 | high2 << 4) - 32;
+    ASSERT_EQ(out[e], -0.5f * sc * v) << e;
+  }
+  const int kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  BlockIQ4XS x4;
+  PutHalf(x4.d, 0x3400);  // 0.25
+  PutHalf(x4.scales_h, 0xB4E1);
+  for (int k = 0; k < 4; ++k) x4.scales_l[k] = static_cast<uint8_t>(k * 97 + 13);
+  for (int k = 0; k < 128; ++k) x4.qs[k] = static_cast<uint8_t>(k * 37 + 9);
+  DequantizeRow(DType::kIQ4_XS, &x4, 256, out);
+  for (int ib = 0; ib < 8; ++ib) {
+    const int ls = ((x4.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((0xB4E1 >> (2 * ib)) & 3) << 4);
+    for (int t = 0; t < 16; ++t) {
+      ASSERT_EQ(out[32 * ib + t], 0.25f * (ls - 32) * kv[x4.qs[16 * ib + t] & 0xF]) << ib << " " << t;
+      ASSERT_EQ(out[32 * ib + t + 16], 0.25f * (ls - 32) * kv[x4.qs[16 * ib + t] >> 4]) << ib << " " << t;
+    }
+  }
+}
+
 double RelativeRmsError(DType type, const std::vector<float>& x) {
   std::vector<uint8_t> q(RowBytes(type, static_cast<int64_t>(x.size())));
   std::vector<float> y(x.size());
@@ -244,7 +295,8 @@ std::vector<float> WeightLikeData(size_t n, uint32_t seed) {
 // q5_K 3.6%, q4_K 7%, q4_0 8.6% (measured on pure Gaussian data exactly so).
 // With the outliers this data measures q8_0 0.0093, q6_K 0.027, q5_K 0.046,
 // q4_K 0.091, q4_0 0.142, q4_1 0.097, q5_0 0.073, q5_1 0.048, iq4_nl 0.113
-// (its simple quantizer: max to -127, nearest codebook value); the bounds
+// (its simple quantizer: max to -127, nearest codebook value), q2_K 0.309,
+// q3_K 0.193, iq4_xs 0.114 (simple quantizers, quant_kquants2.cc); the bounds
 // leave ~30% headroom. F16 / BF16 round to
 // nearest (relative 2^-11 / 2^-8 per element at worst).
 TEST(QuantTest, RoundTripErrorBounds) {
@@ -255,7 +307,8 @@ TEST(QuantTest, RoundTripErrorBounds) {
   } cases[] = {{DType::kF32, 0.0},     {DType::kF16, 3e-4},    {DType::kBF16, 2.5e-3},
                {DType::kQ8_0, 0.012},  {DType::kQ6_K, 0.036},  {DType::kQ5_K, 0.06},
                {DType::kQ4_K, 0.12},   {DType::kQ4_0, 0.185},  {DType::kQ4_1, 0.125},
-               {DType::kQ5_0, 0.095},  {DType::kQ5_1, 0.063},  {DType::kIQ4_NL, 0.147}};
+               {DType::kQ5_0, 0.095},  {DType::kQ5_1, 0.063},  {DType::kIQ4_NL, 0.147},
+               {DType::kQ2_K, 0.40},   {DType::kQ3_K, 0.25},   {DType::kIQ4_XS, 0.147}};
   for (const auto& c : cases) {
     const double err = RelativeRmsError(c.type, x);
     EXPECT_LE(err, c.bound) << GetDTypeInfo(c.type).name;
@@ -268,11 +321,14 @@ TEST(QuantTest, RoundTripErrorBounds) {
   // The K-quant scale search must beat plain min/max rounding at equal bits:
   // Q4_K (4.5 bits/weight) has lower error than Q4_0 (4.5 bits/weight).
   EXPECT_LT(RelativeRmsError(DType::kQ4_K, x), RelativeRmsError(DType::kQ4_0, x));
+  // More bits, less error: 2.625 < 3.4375 < 4.25 bits/weight.
+  EXPECT_LT(RelativeRmsError(DType::kQ3_K, x), RelativeRmsError(DType::kQ2_K, x));
+  EXPECT_LT(RelativeRmsError(DType::kIQ4_XS, x), RelativeRmsError(DType::kQ3_K, x));
 }
 
 TEST(QuantTest, ZeroAndConstantRows) {
   for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
-                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS}) {
     SCOPED_TRACE(GetDTypeInfo(type).name);
     std::vector<float> zeros(512, 0.0f), out(512, 1.0f);
     std::vector<uint8_t> q(RowBytes(type, 512));
@@ -290,7 +346,7 @@ TEST(QuantTest, QuantizeIsDeterministicAndRowLocal) {
   // Quantizing two rows at once equals quantizing them one by one.
   const std::vector<float> x = WeightLikeData(1024, 3);
   for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
-                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS}) {
     std::vector<uint8_t> both(RowBytes(type, 1024)), halves(RowBytes(type, 1024));
     QuantizeRow(type, x.data(), 1024, both.data());
     QuantizeRow(type, x.data(), 512, halves.data());
@@ -326,9 +382,10 @@ TEST(QuantTest, Q8_1ActivationsCarryScaledSums) {
   }
 }
 
-// Pseudo-random blocks (every bit pattern of levels and fifth bits; F16 d and
-// m kept finite) dequantized here and by gguf-py's gguf.quants.dequantize (the
-// llama.cpp reference), compared by checksums of the F32 bit patterns: s1 =
+// Pseudo-random blocks (every bit pattern of levels, fifth / high bits and
+// sub-block scales; F16 d, m, dmin kept finite) dequantized here and by
+// gguf-py's gguf.quants.dequantize (the llama.cpp reference; recompute with
+// tools/dequant_sums_with_gguf_py.py), compared by checksums of the F32 bit patterns: s1 =
 // sum of bits, s2 = sum of bits * (i + 1), mod 2^64. Bytes: an LCG, state =
 // state * 1664525 + 1013904223 from 12345 + ggml type id, byte = state >> 24.
 TEST(QuantTest, DequantizeMatchesGgufPyOnRandomBlocks) {
@@ -338,19 +395,31 @@ TEST(QuantTest, DequantizeMatchesGgufPyOnRandomBlocks) {
   } cases[] = {{DType::kQ4_1, 17270788422906u, 71026667691607183u},
                {DType::kQ5_0, 16932582361088u, 69492694450227712u},
                {DType::kQ5_1, 16968260892331u, 67616258916138761u},
-               {DType::kIQ4_NL, 17368301201856u, 70850753829935808u}};
+               {DType::kIQ4_NL, 17368301201856u, 70850753829935808u},
+               {DType::kQ2_K, 17549397493458u, 73377561883924913u},
+               {DType::kQ3_K, 16043991231168u, 65733067744118784u},
+               {DType::kIQ4_XS, 17476824457586u, 71752777542957200u}};
+  // Byte offsets of each block's F16 scale fields (d, and m / dmin).
+  const auto halves = [](DType t) -> std::vector<int> {
+    switch (t) {
+      case DType::kQ4_1:
+      case DType::kQ5_1: return {0, 2};
+      case DType::kQ2_K: return {80, 82};
+      case DType::kQ3_K: return {108};
+      default: return {0};
+    }
+  };
   for (const auto& c : cases) {
     const int64_t n = 8192;
     const int bb = GetDTypeInfo(c.type).block_bytes;
-    std::vector<uint8_t> raw(static_cast<size_t>(n / 32 * bb));
+    std::vector<uint8_t> raw(static_cast<size_t>(n / GetDTypeInfo(c.type).block_elems * bb));
     uint32_t state = 12345u + static_cast<uint32_t>(c.type);
     for (uint8_t& b : raw) {
       state = state * 1664525u + 1013904223u;
       b = static_cast<uint8_t>(state >> 24);
     }
     for (size_t k = 0; k < raw.size(); k += bb) {
-      raw[k + 1] &= 0xBF;  // d: exponent < 31
-      if (c.type == DType::kQ4_1 || c.type == DType::kQ5_1) raw[k + 3] &= 0xBF;  // m
+      for (int h : halves(c.type)) raw[k + h + 1] &= 0xBF;  // exponent < 31: finite
     }
     std::vector<float> y(n);
     DequantizeRow(c.type, raw.data(), n, y.data());
