@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Cairn against llama.cpp on the same GGUF files, the two engines alternated in one run.
+
+You build llama.cpp yourself (any CPU build with llama-bench); nothing of it is part of Cairn.
+For each file and round: `llama-bench -m F -t T -p P -n N -fa 0 -r 1 -o json`, then
+`cairn bench --model F --threads T --prompt-tokens P --depths 0 --decode-tokens N`. Prints one
+row per file: the median over rounds of each engine's prefill and decode tok/s, their ratios
+(Cairn / llama.cpp; > 1 means Cairn is faster) and Cairn's peak RSS. Record `lscpu` with them.
+
+  python3 bench/vs_llama.py --llama-build ~/llama.cpp/build --model a.gguf --model b.gguf \\
+      [--threads 2] [--prompt-tokens 512] [--decode-tokens 64] [--rounds 3]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def llama_bench(binary, model, threads, prompt, decode):
+    out = subprocess.run([binary, "-m", model, "-t", str(threads), "-p", str(prompt), "-n", str(decode), "-fa", "0",
+                          "-r", "1", "-o", "json"], capture_output=True, text=True, check=True).stdout
+    rows = json.loads(out)
+    pp = next(r["avg_ts"] for r in rows if r["n_prompt"] == prompt and r["n_gen"] == 0)
+    tg = next(r["avg_ts"] for r in rows if r["n_gen"] == decode and r["n_prompt"] == 0)
+    return pp, tg
+
+
+def cairn_bench(binary, model, threads, prompt, decode):
+    out = subprocess.run([binary, "bench", "--model", model, "--threads", str(threads), "--prompt-tokens", str(prompt),
+                          "--depths", "0", "--decode-tokens", str(decode)], capture_output=True, text=True,
+                         check=True).stdout
+    pp = tg = rss = None
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] == str(prompt):
+            pp = float(cells[1])                    # prefill tok/s (wall)
+        if len(cells) >= 11 and cells[0] == "0" and cells[1].startswith("prefill"):
+            tg = float(cells[3])                    # decode tok/s (wall)
+        m = re.match(r"- peak RSS: ([\d.]+) MB", line)
+        if m:
+            rss = float(m.group(1))
+    if pp is None or tg is None:
+        raise RuntimeError("could not read cairn bench's tables:\n" + out)
+    return pp, tg, rss
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--llama-build", required=True, help="llama.cpp build directory (bin/llama-bench inside)")
+    ap.add_argument("--model", action="append", required=True)
+    ap.add_argument("--cairn", default=os.path.join(ROOT, "build", "cairn"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prompt-tokens", type=int, default=512)
+    ap.add_argument("--decode-tokens", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    llama = os.path.join(args.llama_build, "bin", "llama-bench")
+    if not os.access(llama, os.X_OK):
+        sys.exit(f"no llama-bench in {args.llama_build}/bin")
+    print(f"| model | prefill {args.prompt_tokens} llama.cpp | prefill Cairn | ratio | decode llama.cpp | "
+          f"decode Cairn | ratio | Cairn peak RSS MB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for model in args.model:
+        lp, lt, cp, ct, rss = [], [], [], [], []
+        for r in range(args.rounds):
+            a = llama_bench(llama, model, args.threads, args.prompt_tokens, args.decode_tokens)
+            b = cairn_bench(args.cairn, model, args.threads, args.prompt_tokens, args.decode_tokens)
+            lp.append(a[0]); lt.append(a[1]); cp.append(b[0]); ct.append(b[1]); rss.append(b[2] or 0)
+            print(f"<!-- {os.path.basename(model)} round {r + 1}: llama.cpp pp {a[0]:.1f} tg {a[1]:.1f}, "
+                  f"cairn pp {b[0]:.1f} tg {b[1]:.1f} -->", file=sys.stderr, flush=True)
+        m = statistics.median
+        print(f"| {os.path.basename(model)} | {m(lp):.1f} | {m(cp):.1f} | {m(cp) / m(lp):.2f}x | {m(lt):.1f} | "
+              f"{m(ct):.1f} | {m(ct) / m(lt):.2f}x | {max(rss):.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
