@@ -30,7 +30,7 @@ def model_for(request, name):
     """Skips a real model outside REAL_SCENARIOS."""
     if name in REAL and request.function.__name__ not in REAL_SCENARIOS:
         pytest.skip(f"{name}: real models run the agent scenarios only ({request.function.__name__} is not one)")
-    return name
+    return use_model(name)
 # A hybrid hit lands on a checkpoint at or below the common prefix; the
 # checkpoints that matter here (stable boundary, message starts) sit at most a
 # template's unstable tail (e.g. "<|im_start|>assistant\n<think>\n\n</think>\n\n")
@@ -45,8 +45,12 @@ SYSTEM = (
     "Prefer small, verifiable steps; read files before editing them; run the tests after "
     "every change and report the result. Never invent file contents. When a command fails, "
     "show the error and propose one fix at a time. The repository is a C++20 inference "
-    "server with a Python test suite; its build uses CMake and Ninja.\n\n"
-    "Repository guide.\n" + "".join(
+    "server with a Python test suite; its build uses CMake and Ninja.")
+# Appended for the real models, so every prompt is longer than gemma3's
+# 512-token sliding window (the tiny models keep the short prompt: several
+# tests size budgets and limits to it).
+REPO_GUIDE = (
+    "\n\nRepository guide.\n" + "".join(
         f"- src/{layer}/: the {layer} layer. It depends only on the layers listed before it, has its own CMake "
         f"library named cairn_{layer}, and its tests live in tests/{layer}/ with the same file names plus _test. "
         f"Read src/{layer}/README or the header comments first; they give shapes, units and the reasons for "
@@ -74,8 +78,23 @@ QUESTIONS = [
 ]
 
 
+# The system text of the test in progress (set by the server fixtures).
+CURRENT_SYSTEM = [SYSTEM]
+
+
+def use_model(name):
+    CURRENT_SYSTEM[0] = SYSTEM + REPO_GUIDE if name in REAL else SYSTEM
+    return name
+
+
+@pytest.fixture(autouse=True)
+def short_system_by_default():
+    """Autouse fixtures run before the server fixtures, which may switch to the long prompt."""
+    CURRENT_SYSTEM[0] = SYSTEM
+
+
 def sys_msg(prefix=""):
-    return {"role": "system", "content": prefix + SYSTEM}
+    return {"role": "system", "content": prefix + CURRENT_SYSTEM[0]}
 
 
 def user(text):
@@ -287,6 +306,7 @@ def test_cancelled_stream_then_retry(server):
 def test_eviction_then_rehit(servers, model):
     # A 1 MiB budget holds only a few KV blocks (and snapshots): sessions evict each other.
     # gemma3's window snapshot alone is ~10 MiB: 24 MiB holds two of its sessions.
+    use_model(model)
     budget_mb = 24 if model == "gemma3" else 1
     small = servers.get(model, "--cache-ram-mb", str(budget_mb))
     prefix = tag()
