@@ -35,7 +35,7 @@ ChainKey ExtendKey(const ChainKey& prev, std::span<const Token> tokens) {
   std::vector<uint64_t> buffer(2 + (tokens.size_bytes() + 7) / 8, 0);
   buffer[0] = prev.lo;
   buffer[1] = prev.hi;
-  std::memcpy(buffer.data() + 2, tokens.data(), tokens.size_bytes());
+  if (!tokens.empty()) std::memcpy(buffer.data() + 2, tokens.data(), tokens.size_bytes());
   const XXH128_hash_t h = XXH3_128bits(buffer.data(), 16 + tokens.size_bytes());
   return ChainKey{h.low64, h.high64};
 }

@@ -63,7 +63,7 @@ std::string PackIdentity::Mismatch(const PackIdentity& other) const {
 uint64_t HeaderChecksum(const RecordHeader& header, std::span<const Token> tokens) {
   std::vector<uint8_t> buffer(kChecksummedHeaderBytes + tokens.size_bytes());
   std::memcpy(buffer.data(), &header, kChecksummedHeaderBytes);
-  std::memcpy(buffer.data() + kChecksummedHeaderBytes, tokens.data(), tokens.size_bytes());
+  if (!tokens.empty()) std::memcpy(buffer.data() + kChecksummedHeaderBytes, tokens.data(), tokens.size_bytes());
   return XXH3_64bits(buffer.data(), buffer.size());
 }
 
