@@ -14,7 +14,6 @@
 //      go (no child is ever orphaned), so an entry shrinks from its tail and
 //      shared prefixes (touched by every entry that uses them, so never older
 //      than their descendants) are evicted last.
-#include "cache/chain_key.h"
 #include "cache/prefix_cache.h"
 
 #include <algorithm>
@@ -144,17 +143,11 @@ bool PrefixCache::RemoveEntry(std::string_view id) {
   if (!ChainKey::FromHex(id, &wanted)) return false;
   std::unique_lock lock(mu_);
   std::vector<TrieNode*> stack{root_.get()};
-  std::vector<const TrieNode*> path;
   while (!stack.empty()) {
     TrieNode* node = stack.back();
     stack.pop_back();
     for (const auto& child : node->children) stack.push_back(child.get());
-    if (!node->is_leaf() || node == root_.get()) continue;
-    path.clear();
-    for (const TrieNode* a = node; a != root_.get(); a = a->parent) path.push_back(a);
-    ChainKey key = ChainKey::Root();
-    for (auto it = path.rbegin(); it != path.rend(); ++it) key = ExtendKey(key, (*it)->tokens);
-    if (!(key == wanted)) continue;
+    if (!node->is_leaf() || node == root_.get() || !(PathKey(node) == wanted)) continue;
     // Remove from the leaf up while the node serves this entry alone.
     TrieNode* victim = node;
     while (victim != root_.get() && victim->is_leaf() && victim->leaves == 1) {

@@ -4,7 +4,6 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "cache/chain_key.h"
 #include "cache/prefix_cache.h"
 #include "core/error.h"
 
@@ -26,9 +25,7 @@ std::vector<EntryInfo> PrefixCache::List() const {
     std::reverse(path.begin(), path.end());
 
     EntryInfo e;
-    ChainKey key = ChainKey::Root();
-    for (const TrieNode* p : path) key = ExtendKey(key, p->tokens);
-    e.id = key.Hex();
+    e.id = PathKey(node).Hex();
     e.tokens = node->end();
     e.last_use = node->last_use.load();
     e.hits = node->hits.load();

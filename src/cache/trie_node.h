@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cache/cache_types.h"
+#include "cache/chain_key.h"
 #include "core/kv_block.h"
 
 namespace cairn::cache {
@@ -78,5 +79,8 @@ uint64_t HashTokens(std::span<const Token> tokens);
 
 // Length of the common prefix of a and b.
 int64_t CommonPrefix(std::span<const Token> a, std::span<const Token> b);
+
+// Chain key of the whole path from the root to `node` (the entry id of a leaf).
+ChainKey PathKey(const TrieNode* node);
 
 }  // namespace cairn::cache

@@ -1,6 +1,7 @@
 #include "cache/disk/disk_tier.h"
 
-#include <dirent.h>
+#include "cache/disk/pack_directory.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -111,6 +112,22 @@ struct DiskTier::Index {
     }
     for (const DiskMatch::Snapshot* s : gone_s) Remove(s);
   }
+  // Checkpoints on the path through block `b`: positions in (start, end] whose key extends b's.
+  std::vector<SnapshotPtr> CheckpointsIn(const DiskMatch::Block& b) const {
+    std::vector<SnapshotPtr> out;
+    const int64_t end = b.start + static_cast<int64_t>(b.tokens.size());
+    for (auto it = checkpoints.upper_bound(b.start); it != checkpoints.end() && it->first <= end; ++it) {
+      const std::span<const Token> part(b.tokens.data(), static_cast<size_t>(it->first - b.start));
+      if (auto s = it->second.find(ExtendKey(b.key, part)); s != it->second.end()) out.push_back(s->second);
+    }
+    return out;
+  }
+  // The full block whose end is b's start (nullptr at position 0 or when missing).
+  BlockPtr Parent(const DiskMatch::Block& b) const {
+    if (b.start == 0) return nullptr;
+    auto it = blocks_by_end.find(b.key);
+    return it == blocks_by_end.end() || it->second.empty() ? nullptr : it->second.front();
+  }
   void Touch(const std::shared_ptr<PackHandle>& pack) {
     auto it = packs.find(pack->sequence());
     if (it != packs.end()) it->second.last_use = ++clock;
@@ -128,13 +145,9 @@ namespace {
 
 std::string JoinPath(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
-int Injected(const FaultHook& faults, std::string_view op, const std::string& path) {
-  return faults ? faults(op, path) : 0;
-}
-
 // mkdir -p.
 int MakeDirectories(const std::string& dir, const FaultHook& faults) {
-  if (const int e = Injected(faults, "mkdir", dir)) return e;
+  if (const int e = InjectedFault(faults, "mkdir", dir)) return e;
   std::string partial;
   for (size_t i = 0; i <= dir.size(); ++i) {
     if (i < dir.size() && dir[i] != '/') continue;
@@ -182,7 +195,7 @@ void DiskTier::OpenDirectory() {
   // One server per directory: an exclusive advisory lock, released by the
   // kernel when the process dies (kill -9 included).
   const std::string lock_path = JoinPath(options_.dir, "lock");
-  int e = Injected(options_.faults, "lock", lock_path);
+  int e = InjectedFault(options_.faults, "lock", lock_path);
   if (e == 0) {
     lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_fd_ < 0) e = errno;
@@ -209,14 +222,7 @@ void DiskTier::OpenDirectory() {
 }
 
 void DiskTier::ScanDirectory() {
-  std::vector<std::pair<uint64_t, std::string>> files;
-  if (DIR* d = ::opendir(options_.dir.c_str())) {
-    while (const dirent* entry = ::readdir(d)) {
-      if (auto seq = PackSequence(entry->d_name)) files.emplace_back(*seq, entry->d_name);
-    }
-    ::closedir(d);
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<std::pair<uint64_t, std::string>> files = ListPackFiles(options_.dir);
   std::lock_guard lock(mu_);
   for (const auto& [seq, name] : files) {
     const std::string path = JoinPath(options_.dir, name);
@@ -590,7 +596,7 @@ void DiskTier::EvictPackLocked(uint64_t sequence) {
   auto it = index_->packs.find(sequence);
   if (it == index_->packs.end()) return;
   if (it->second.handle) index_->DropRecordsOf(it->second.handle.get());
-  if (Injected(options_.faults, "unlink", it->second.path) == 0) ::unlink(it->second.path.c_str());
+  if (InjectedFault(options_.faults, "unlink", it->second.path) == 0) ::unlink(it->second.path.c_str());
   index_->total_bytes -= std::min(index_->total_bytes, it->second.bytes);
   index_->packs.erase(it);
   ++stats_.evicted_packs;
@@ -697,12 +703,7 @@ void DiskTier::Clear() {
   stats_.rejected.clear();
   // Pack files that appeared after the scan (none while we hold the lock) or
   // that we never indexed still go.
-  if (DIR* d = ::opendir(options_.dir.c_str())) {
-    while (const dirent* entry = ::readdir(d)) {
-      if (PackSequence(entry->d_name)) ::unlink(JoinPath(options_.dir, entry->d_name).c_str());
-    }
-    ::closedir(d);
-  }
+  for (const auto& [seq, name] : ListPackFiles(options_.dir)) ::unlink(JoinPath(options_.dir, name).c_str());
 }
 
 bool DiskTier::RemoveEntry(const ChainKey& id) {
@@ -718,18 +719,11 @@ bool DiskTier::RemoveEntry(const ChainKey& id) {
     if (index_->blocks.contains(b->end_key)) return false;
     while (b) {
       path.push_back(b);
-      // Checkpoints inside this block on this path.
-      for (auto it = index_->checkpoints.upper_bound(b->start);
-           it != index_->checkpoints.end() && it->first <= b->start + static_cast<int64_t>(b->tokens.size()); ++it) {
-        const std::span<const Token> part(b->tokens.data(), static_cast<size_t>(it->first - b->start));
-        if (auto s = it->second.find(ExtendKey(b->key, part)); s != it->second.end()) snapshots.push_back(s->second);
-      }
-      if (b->start == 0) break;
+      for (SnapshotPtr& snapshot : index_->CheckpointsIn(*b)) snapshots.push_back(std::move(snapshot));
       // Walk up while the parent has no other child.
       auto siblings = index_->blocks.find(b->key);
       if (siblings != index_->blocks.end() && siblings->second.size() > 1) break;
-      auto parent = index_->blocks_by_end.find(b->key);
-      b = parent == index_->blocks_by_end.end() || parent->second.empty() ? nullptr : parent->second.front();
+      b = index_->Parent(*b);
     }
   }
   // Tombstones first, so a restart does not bring the entry back.
@@ -756,19 +750,12 @@ std::vector<DiskEntryInfo> DiskTier::List() {
     DiskEntryInfo e;
     e.id = end.Hex();
     e.tokens = tip->start + static_cast<int64_t>(tip->tokens.size());
-    for (BlockPtr b = tip; b;) {
+    for (BlockPtr b = tip; b; b = index_->Parent(*b)) {
       e.bytes += b->payload.bytes;
-      for (auto it = index_->checkpoints.upper_bound(b->start);
-           it != index_->checkpoints.end() && it->first <= b->start + static_cast<int64_t>(b->tokens.size()); ++it) {
-        const std::span<const Token> part(b->tokens.data(), static_cast<size_t>(it->first - b->start));
-        if (auto s = it->second.find(ExtendKey(b->key, part)); s != it->second.end()) {
-          e.checkpoints.push_back(it->first);
-          e.bytes += s->second->payload.bytes;
-        }
+      for (const SnapshotPtr& snapshot : index_->CheckpointsIn(*b)) {
+        e.checkpoints.push_back(snapshot->position);
+        e.bytes += snapshot->payload.bytes;
       }
-      if (b->start == 0) break;
-      auto parent = index_->blocks_by_end.find(b->key);
-      b = parent == index_->blocks_by_end.end() || parent->second.empty() ? nullptr : parent->second.front();
     }
     std::sort(e.checkpoints.begin(), e.checkpoints.end());
     out.push_back(std::move(e));

@@ -17,7 +17,9 @@ namespace {
 // size a model could use.
 constexpr int kMaxInspectBlockTokens = 1 << 16;
 
-std::vector<std::pair<uint64_t, std::string>> PackNames(const std::string& dir) {
+}  // namespace
+
+std::vector<std::pair<uint64_t, std::string>> ListPackFiles(const std::string& dir) {
   std::vector<std::pair<uint64_t, std::string>> files;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* entry = ::readdir(d)) {
@@ -29,11 +31,9 @@ std::vector<std::pair<uint64_t, std::string>> PackNames(const std::string& dir) 
   return files;
 }
 
-}  // namespace
-
 std::vector<PackSummary> SummarizeDirectory(const std::string& dir) {
   std::vector<PackSummary> out;
-  for (const auto& [seq, name] : PackNames(dir)) {
+  for (const auto& [seq, name] : ListPackFiles(dir)) {
     PackSummary s;
     s.file = name;
     const PackScan scan = ScanPack(dir + "/" + name, kMaxInspectBlockTokens);
@@ -83,7 +83,7 @@ int64_t ClearDirectory(const std::string& dir, std::string* error) {
     return -1;
   }
   int64_t removed = 0;
-  for (const auto& [seq, name] : PackNames(dir)) {
+  for (const auto& [seq, name] : ListPackFiles(dir)) {
     if (::unlink((dir + "/" + name).c_str()) == 0) ++removed;
   }
   return removed;

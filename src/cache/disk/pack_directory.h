@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/disk/pack_format.h"
@@ -19,6 +20,9 @@ struct PackSummary {
   int64_t max_position = 0;       // deepest token position a record reaches
   std::string problem;            // header error, or why the scan stopped early
 };
+
+// (sequence, file name) of every pack file in `dir`, by sequence (oldest first).
+std::vector<std::pair<uint64_t, std::string>> ListPackFiles(const std::string& dir);
 
 // Every pack file of `dir`, oldest first. Never throws.
 std::vector<PackSummary> SummarizeDirectory(const std::string& dir);

@@ -13,10 +13,6 @@
 namespace cairn::cache::disk {
 namespace {
 
-int Injected(const FaultHook& faults, std::string_view op, const std::string& path) {
-  return faults ? faults(op, path) : 0;
-}
-
 // Reads exactly out.size() bytes at offset; false on a short read or an error.
 bool PreadAll(int fd, std::span<uint8_t> out, uint64_t offset) {
   size_t done = 0;
@@ -46,7 +42,7 @@ std::string PackFileName(uint64_t sequence) { return fmt::format("pack-{:06d}{}"
 
 PackScan ScanPack(const std::string& path, int max_block_tokens, const FaultHook& faults) {
   PackScan scan;
-  if (const int e = Injected(faults, "open", path)) {
+  if (const int e = InjectedFault(faults, "open", path)) {
     scan.error = fmt::format("cannot open: {}", std::strerror(e));
     return scan;
   }
@@ -113,7 +109,7 @@ PackHandle::~PackHandle() {
 
 std::shared_ptr<PackHandle> PackHandle::Open(const std::string& path, uint64_t sequence, const FaultHook& faults,
                                              std::string* error) {
-  if (const int e = Injected(faults, "open", path)) {
+  if (const int e = InjectedFault(faults, "open", path)) {
     *error = fmt::format("cannot open {}: {}", path, std::strerror(e));
     return nullptr;
   }
@@ -127,7 +123,7 @@ std::shared_ptr<PackHandle> PackHandle::Open(const std::string& path, uint64_t s
 
 bool PackHandle::ReadPayload(uint64_t offset, std::span<uint8_t> out, uint64_t checksum, const FaultHook& faults,
                              std::string* error) const {
-  if (const int e = Injected(faults, "read", path_)) {
+  if (const int e = InjectedFault(faults, "read", path_)) {
     *error = fmt::format("read error in {}: {}", path_, std::strerror(e));
     return false;
   }
@@ -146,6 +142,10 @@ void PackHandle::Prefetch(uint64_t offset, uint64_t bytes) const {
   ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
 }
 
+int InjectedFault(const FaultHook& faults, std::string_view op, const std::string& path) {
+  return faults ? faults(op, path) : 0;
+}
+
 PackAppender::~PackAppender() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -153,7 +153,7 @@ PackAppender::~PackAppender() {
 std::unique_ptr<PackAppender> PackAppender::Create(const std::string& path, const PackIdentity& identity,
                                                    const FaultHook& faults, std::string* error, int* error_number) {
   int fd = -1;
-  *error_number = Injected(faults, "open", path);
+  *error_number = InjectedFault(faults, "open", path);
   if (*error_number == 0) {
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) *error_number = errno;
@@ -165,7 +165,7 @@ std::unique_ptr<PackAppender> PackAppender::Create(const std::string& path, cons
   std::unique_ptr<PackAppender> a(new PackAppender(path, fd, faults));
   const std::vector<uint8_t> header = EncodeFileHeader(identity);
   // The file header goes through the same write path as records (faults apply).
-  if (const int e = Injected(faults, "write", path); e != 0 ||
+  if (const int e = InjectedFault(faults, "write", path); e != 0 ||
       ::write(fd, header.data(), header.size()) != static_cast<ssize_t>(header.size())) {
     *error_number = e != 0 ? e : (errno != 0 ? errno : EIO);
     *error = fmt::format("cannot write {}: {}", path, std::strerror(*error_number));
@@ -185,7 +185,7 @@ int64_t PackAppender::Append(RecordHeader header, std::span<const Token> tokens,
   header.header_checksum = HeaderChecksum(header, tokens);
   const uint64_t before = bytes_;
   const size_t total = kRecordHeaderBytes + tokens.size_bytes() + payload.size();
-  *error_number = Injected(faults_, "write", path_);
+  *error_number = InjectedFault(faults_, "write", path_);
   size_t done = 0;
   if (*error_number == 0) {
     iovec parts[3] = {{&header, kRecordHeaderBytes},

@@ -19,6 +19,8 @@ namespace cairn::cache::disk {
 // "unlink", "mkdir", "lock") on `path`; a non-zero return is the errno that
 // operation then fails with (ENOSPC, EROFS, EIO, ...). Null: no faults.
 using FaultHook = std::function<int(std::string_view op, const std::string& path)>;
+// The hook's answer for one operation (0 = proceed; no hook = no faults).
+int InjectedFault(const FaultHook& faults, std::string_view op, const std::string& path);
 
 // One record found by a scan.
 struct ScannedRecord {
