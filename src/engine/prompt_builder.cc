@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "engine/prompt_message_starts.h"
 #include "engine/prompt_messages.h"
 #include "engine/prompt_offsets.h"
@@ -100,10 +101,26 @@ int PromptBuilder::OpenReasoningPair(const std::vector<int32_t>& tokens) const {
   return -1;
 }
 
+std::string PromptBuilder::RenderFitting(Json& messages, const Json& tools, bool add_generation_prompt,
+                                         const Json& kwargs) const {
+  try {
+    return RenderMessages(messages, tools, add_generation_prompt, kwargs);
+  } catch (const RequestError& e) {
+    int folded = 0;
+    Json fitted = FoldLateSystemMessages(messages, &folded);
+    if (folded == 0) throw;
+    std::string text = RenderMessages(fitted, tools, add_generation_prompt, kwargs);
+    LogInfo("chat template refused {} system message(s) after the first message ({}); folded them into user turns",
+            folded, e.what());
+    messages = std::move(fitted);
+    return text;
+  }
+}
+
 std::string PromptBuilder::Render(const GenerationInput& input) const {
   if (input.messages) {
-    return RenderMessages(NormalizeMessages(*input.messages), input.tools,
-                          input.add_generation_prompt, MergedKwargs(input.template_kwargs));
+    Json messages = NormalizeMessages(*input.messages);
+    return RenderFitting(messages, input.tools, input.add_generation_prompt, MergedKwargs(input.template_kwargs));
   }
   if (input.prompt) return *input.prompt;
   throw RequestError("the request has neither 'messages' nor 'prompt'");
@@ -120,9 +137,9 @@ BuiltPrompt PromptBuilder::Build(const GenerationInput& input) const {
     return prompt;
   }
 
-  const Json messages = NormalizeMessages(*input.messages);
+  Json messages = NormalizeMessages(*input.messages);
   const Json kwargs = MergedKwargs(input.template_kwargs);
-  prompt.text = RenderMessages(messages, input.tools, input.add_generation_prompt, kwargs);
+  prompt.text = RenderFitting(messages, input.tools, input.add_generation_prompt, kwargs);
   prompt.tokens = Tokenize(prompt.text, &prompt.bos_added);
 
   if (input.add_generation_prompt) {

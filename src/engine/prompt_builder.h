@@ -83,6 +83,11 @@ class PromptBuilder {
   const chat::Template& chat_template() const { return template_; }
 
  private:
+  // RenderMessages, retried with late system messages folded into user turns
+  // when the template refuses them (FoldLateSystemMessages); `messages` then
+  // holds the folded list, so message starts are computed on what was rendered.
+  std::string RenderFitting(Json& messages, const Json& tools, bool add_generation_prompt,
+                            const Json& kwargs) const;
   std::string RenderMessages(const Json& messages, const Json& tools, bool add_generation_prompt,
                              const Json& kwargs) const;
   Json MergedKwargs(const Json& request_kwargs) const;

@@ -59,6 +59,42 @@ Json NormalizeMessages(const Json& messages) {
   return out;
 }
 
+Json FoldLateSystemMessages(const Json& messages, int* folded) {
+  *folded = 0;
+  Json out = Json::array();
+  std::string pending;  // late system text waiting for the next user message
+  auto is_late_system = [](const Json& message, size_t index) {
+    return index > 0 && RoleOf(message.value("role", std::string())) == cache::Role::kSystem;
+  };
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Json& message = messages[i];
+    if (is_late_system(message, i)) {
+      const Json& content = message["content"];
+      if (!pending.empty()) pending += "\n\n";
+      pending += content.is_string() ? content.get<std::string>() : std::string();
+      ++*folded;
+      continue;
+    }
+    Json copy = message;
+    if (!pending.empty() && copy.value("role", std::string()) == "user" && copy["content"].is_string()) {
+      copy["content"] = pending + "\n\n" + copy["content"].get<std::string>();
+      pending.clear();
+    }
+    out.push_back(std::move(copy));
+  }
+  if (!pending.empty()) {
+    for (size_t i = out.size(); i-- > 0;) {
+      if (out[i].value("role", std::string()) == "user" && out[i]["content"].is_string()) {
+        out[i]["content"] = out[i]["content"].get<std::string>() + "\n\n" + pending;
+        pending.clear();
+        break;
+      }
+    }
+    if (!pending.empty()) out.push_back({{"role", "user"}, {"content", pending}});
+  }
+  return *folded == 0 ? messages : out;
+}
+
 cache::Role RoleOf(std::string_view role) {
   if (role == "system" || role == "developer") return cache::Role::kSystem;
   if (role == "user") return cache::Role::kUser;

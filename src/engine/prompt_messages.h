@@ -21,6 +21,16 @@ namespace cairn::engine {
 // a string role.
 nlohmann::ordered_json NormalizeMessages(const nlohmann::ordered_json& messages);
 
+// Templates that accept a system message only first (Gemma, Llama 2 style)
+// raise on a later one. Agent clients send them mid-conversation (Claude Code's
+// environment turn, Codex's developer messages). The fallback: every system or
+// developer message after the first message is folded into the next user
+// message (its text first, a blank line, then the user's), or into the
+// previous user message when no user message follows; with no user message at
+// all it becomes a user message. Returns `messages` unchanged when there is
+// nothing to fold; `folded` counts the messages folded.
+nlohmann::ordered_json FoldLateSystemMessages(const nlohmann::ordered_json& messages, int* folded);
+
 // "system"/"developer" -> kSystem, "user", "assistant", "tool"/"ipython"/"function"; else kOther.
 cache::Role RoleOf(std::string_view role);
 

@@ -143,8 +143,13 @@ Json ConvertMessages(const Json& body) {
       ConvertUser(*content, name + ".content", out);
     } else if (role_text == "assistant") {
       ConvertAssistant(*content, name + ".content", out);
+    } else if (role_text == "system") {
+      // Mid-conversation system turns (Claude Code 2.1 sends its environment
+      // block this way, right after the first user message): a system message
+      // in place; the template decides how to show it (see prompt_messages.cc).
+      out.push_back({{"role", "system"}, {"content", BlockText(*content, name + ".content")}});
     } else {
-      throw FieldError(name + ".role", "must be 'user' or 'assistant', got " + Quote(*role));
+      throw FieldError(name + ".role", "must be 'user', 'assistant' or 'system', got " + Quote(*role));
     }
   }
   return out;

@@ -1,5 +1,6 @@
 // Request parsing: every field, every error message names its field.
 #include "server/request_parser.h"
+#include "server/request_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -36,7 +37,7 @@ TEST(RequestParser, MinimalChatUsesDefaults) {
   EXPECT_FALSE(r.input.prompt);
   EXPECT_FALSE(r.stream);
   EXPECT_FALSE(r.include_usage);
-  EXPECT_EQ(r.options.max_tokens, 512);
+  EXPECT_EQ(r.options.max_tokens, kDefaultAnswerTokens);
   EXPECT_EQ(r.options.temperature, 0.0f);
   EXPECT_TRUE(r.options.use_prefix_cache);
   EXPECT_TRUE(r.options.store_in_cache);
@@ -70,7 +71,7 @@ TEST(RequestParser, SamplingFields) {
 TEST(RequestParser, MaxCompletionTokensWinsAndIntegralFloatsAccepted) {
   EXPECT_EQ(Chat(WithUser({{"max_tokens", 10}, {"max_completion_tokens", 20}})).options.max_tokens, 20);
   EXPECT_EQ(Chat(WithUser({{"max_tokens", 10.0}})).options.max_tokens, 10);
-  EXPECT_EQ(Chat(WithUser({{"max_tokens", nullptr}})).options.max_tokens, 512);
+  EXPECT_EQ(Chat(WithUser({{"max_tokens", nullptr}})).options.max_tokens, kDefaultAnswerTokens);
 }
 
 TEST(RequestParser, SeedMinusOneAndTopKMinusOneMeanOff) {
@@ -218,7 +219,7 @@ TEST(RequestParser, BodyErrors) {
 TEST(RequestParser, UnknownFieldsAreIgnored) {
   ParsedRequest r = Chat(WithUser({{"prompt_cache_key", "abc"}, {"parallel_tool_calls", true},
                                    {"user", "me"}, {"response_format", {{"type", "text"}}}}));
-  EXPECT_EQ(r.options.max_tokens, 512);
+  EXPECT_EQ(r.options.max_tokens, kDefaultAnswerTokens);
 }
 
 TEST(RequestParser, CompletionPrompt) {
