@@ -1,5 +1,7 @@
 #include "engine/tool_call_stream.h"
 
+#include <algorithm>
+
 #include "core/log.h"
 #include "engine/tool_call_hermes.h"
 #include "engine/tool_call_xml.h"
@@ -122,12 +124,19 @@ void ToolCallStream::Malformed() {
   } else {
     LogWarn("tool-call markup that does not parse; kept as text");
   }
+  // The text may already hold part of the block's </tool_call>.
+  close_match_ = 0;
+  for (size_t k = std::min(raw_.size(), kCallClose.size() - 1); k > 0; --k) {
+    if (raw_.compare(raw_.size() - k, k, kCallClose, 0, k) == 0) {
+      close_match_ = k;
+      break;
+    }
+  }
   AppendContent(raw_);
   raw_.clear();
   tracking_raw_ = false;
   parser_.reset();
   skip_space_ = false;
-  close_match_ = 0;
   mode_ = wrapped_ ? Mode::kSkipToClose : Mode::kOutside;
 }
 
