@@ -89,7 +89,7 @@ bool ToolCallStream::BlockByte(char c) {
       if (tracking_raw_) raw_ += c;
       const BlockStep step = parser_->Feed(c, *this);
       if (step == BlockStep::kMalformed) {
-        if (tracking_raw_) raw_.pop_back();
+        if (tracking_raw_ && !raw_.empty()) raw_.pop_back();
         Malformed();
         return false;
       }
