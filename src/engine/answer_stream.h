@@ -1,11 +1,12 @@
 // The answer side of a generation: turns the text of newly committed tokens
 // (already detokenized and stop-string filtered) into client deltas.
 //   text -> ReasoningSplitter (<think>...</think> -> reasoning / content)
-//        -> ToolCallGate on the content when the request had tools (call
-//           markup is never streamed as text)
-//        -> at the end of the answer, the held markup is parsed into OpenAI
-//           tool_calls; text outside the calls stays content.
-// A cancelled answer never gets its final Push: held markup is dropped.
+//        -> ToolCallStream on the content when the request had tools: call
+//           markup is never streamed as text; each call goes out as OpenAI
+//           tool_calls fragments (header, then argument pieces) as soon as
+//           the parser knows them; text outside the calls stays content.
+// A cancelled answer never gets its final Push: its tool_calls() stay empty
+// (fragments already sent are the client's to drop).
 #pragma once
 
 #include <memory>
@@ -14,7 +15,7 @@
 
 #include "engine/reasoning_splitter.h"
 #include "engine/service.h"
-#include "engine/tool_calls_gate.h"
+#include "engine/tool_call_stream.h"
 
 namespace cairn::engine {
 
@@ -30,12 +31,12 @@ class AnswerStream {
 
   const std::string& content() const { return content_; }
   const std::string& reasoning() const { return reasoning_; }
-  const Json& tool_calls() const { return tool_calls_; }  // OpenAI message.tool_calls (array)
+  // OpenAI message.tool_calls (array): the streamed calls, set by the final Push.
+  const Json& tool_calls() const { return tool_calls_; }
 
  private:
   ReasoningSplitter splitter_;
-  Json tools_;
-  std::unique_ptr<ToolCallGate> gate_;
+  std::unique_ptr<ToolCallStream> calls_;
   std::string content_;
   std::string reasoning_;
   Json tool_calls_ = Json::array();

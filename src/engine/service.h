@@ -73,9 +73,15 @@ struct GenerationDelta {
   std::string content;              // answer text
   std::string reasoning;            // text inside <think>...</think>
   std::vector<TokenLogprob> logprobs;  // for the tokens this delta covers
-  // Complete tool calls (OpenAI stream shape: [{index, id, type, function:
-  // {name, arguments}}]); sent once, with the last delta, when the request had
-  // tools and the answer called them. Null otherwise.
+  // Tool-call fragments in OpenAI's stream shape, when the request had tools
+  // and the answer calls them (null otherwise), sent as soon as the engine
+  // parses each part (tool_call_stream.h):
+  //   [{index, id, type: "function", function: {name, arguments: ""}}]  a call begins
+  //   [{index, function: {arguments: "<piece>"}}]                       its next piece
+  // A call's pieces concatenate to its arguments (a JSON object text; one cut
+  // off by max_tokens may be incomplete). In the answer, `content` comes
+  // before these fragments, except in the last delta, whose content may also
+  // be text that followed the fragments' call.
   Json tool_calls;
 };
 
@@ -85,7 +91,8 @@ struct GenerationResult {
   std::string finish_reason;        // "stop" | "length" | "tool_calls" | "cancelled"
   std::string stop_sequence;        // the stop string that ended the answer ("" for EOS, length, ...)
   // OpenAI message.tool_calls parsed from the answer when the request had
-  // tools (content then holds only the text outside the calls).
+  // tools (content then holds only the text outside the calls): exactly the
+  // calls the deltas streamed, each with its pieces joined.
   Json tool_calls = Json::array();
   std::vector<TokenLogprob> logprobs;
   int64_t prompt_tokens = 0;

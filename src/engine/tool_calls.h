@@ -1,17 +1,18 @@
-// Tool-call extraction from a finished answer (chat completions with `tools`).
+// Tool calls in a finished answer (chat completions with `tools`), and the
+// pieces shared with the streaming side.
 //
-// Two native syntaxes, detected by markers regardless of the model:
+// ParseToolCalls runs the incremental parser (tool_call_stream.h) over the
+// whole text, so it finds exactly what a stream of the same text sends:
 //   Hermes JSON (Qwen2.5/Qwen3):
 //     <tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>
 //   XML function form (Qwen3-Coder, Qwen3.5):
 //     <tool_call>\n<function=f>\n<parameter=k>\nvalue\n</parameter>\n</function>\n</tool_call>
-//     (the closing </tool_call> is optional). Parameter values are raw text:
-//     coerced by the tool's JSON-schema type when the request's tools give one,
-//     otherwise short single-line scalars (true/false/null/numbers) are coerced
-//     and everything else stays a string.
-// Several calls may follow each other. Text outside the calls is content. A
-// call cut off by max_tokens (opener without a complete body) is dropped, not
-// shown as markup; a block that does not parse stays in the content verbatim.
+//     (the closing tags are optional at the end of the answer), parameter
+//     values coerced by the tools' JSON-schema types (tool_call_xml.h).
+// Arguments are compact JSON object texts. Text outside the calls is content
+// (trimmed when there are calls). A block that does not parse stays in the
+// content verbatim; markup cut off before a call's name is dropped; a call cut
+// off after it keeps the arguments it had (see tool_call_stream.h).
 #pragma once
 
 #include <nlohmann/json.hpp>

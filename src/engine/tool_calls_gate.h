@@ -1,12 +1,13 @@
 // Streaming "tool gate": while answer text streams to the client, stop
 // forwarding as soon as a tool-call opener appears, so raw call markup is never
-// shown. Everything from the opener on is held for ParseToolCalls at the end.
+// shown. Everything from the opener on is held for the caller
+// (ToolCallStream, which hands it to a block parser and starts a fresh gate
+// after the block).
 //
 //   ToolCallGate gate;
 //   for (chunk : content deltas) send(gate.Feed(chunk));
 //   send(gate.Finish());                       // plain text still held back
-//   if (gate.triggered()) parsed = ParseToolCalls(gate.held(), tools);
-//   // parsed.content: text after/between calls (not yet sent), parsed.calls
+//   if (gate.triggered()) markup = gate.held();  // from the opener on
 #pragma once
 
 #include <string>

@@ -2,7 +2,9 @@
 // message object, and the typed SSE events of a stream:
 //   message_start, ping,
 //   content_block_start / content_block_delta (thinking_delta, text_delta,
-//   input_json_delta) / content_block_stop per block, in order,
+//   input_json_delta) / content_block_stop per block, in order (a tool_use
+//   block opens when the engine has a call's name and gets one
+//   input_json_delta per piece of its arguments as they are generated),
 //   message_delta (stop_reason, stop_sequence, usage), message_stop;
 //   `error` for a failure after the 200 went out; `ping` as keep-alive.
 //
@@ -47,6 +49,9 @@ Json ToolInput(const Json& function) {
   return Json::object();
 }
 
+const Json kNoCalls = Json::array();
+const Json kNoFunction = Json::object();
+
 std::string ArgumentsText(const Json& function) {
   const Json& arguments = function.contains("arguments") ? function["arguments"] : Json();
   return arguments.is_string() ? arguments.get<std::string>() : DumpJson(ToolInput(function));
@@ -67,8 +72,16 @@ class AnthropicEncoder final : public ResponseEncoder {
 
   std::string KeepAlive() override { return Event("ping", {{"type", "ping"}}); }
 
+  // Tool calls stream as the engine parses them (service.h): a fragment with
+  // an id opens a tool_use block, every arguments piece is an
+  // input_json_delta of it, and the next block (or the end) closes it.
   std::string Delta(const engine::GenerationDelta& delta) override {
     std::string frames;
+    const Json& calls = delta.tool_calls.is_array() ? delta.tool_calls : kNoCalls;
+    // Pieces of the call whose block is open precede the delta's text in the
+    // answer (text only follows a call once it ended).
+    size_t next = 0;
+    while (next < calls.size() && ContinuesOpenCall(calls[next])) frames += ToolFragment(calls[next++]);
     if (!delta.reasoning.empty()) {
       frames += Open("thinking", {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}});
       frames += BlockDelta({{"type", "thinking_delta"}, {"thinking", delta.reasoning}});
@@ -77,18 +90,7 @@ class AnthropicEncoder final : public ResponseEncoder {
       frames += Open("text", {{"type", "text"}, {"text", ""}});
       frames += BlockDelta({{"type", "text_delta"}, {"text", delta.content}});
     }
-    if (delta.tool_calls.is_array()) {
-      for (const Json& call : delta.tool_calls) {
-        const Json& function = call.contains("function") ? call["function"] : Json::object();
-        frames += Close();
-        frames += Open("tool_use", {{"type", "tool_use"},
-                                    {"id", call.value("id", NewResponseId("toolu_"))},
-                                    {"name", function.value("name", "")},
-                                    {"input", Json::object()}});
-        frames += BlockDelta({{"type", "input_json_delta"}, {"partial_json", ArgumentsText(function)}});
-        frames += Close();
-      }
-    }
+    for (; next < calls.size(); ++next) frames += ToolFragment(calls[next]);
     return frames;
   }
 
@@ -150,6 +152,34 @@ class AnthropicEncoder final : public ResponseEncoder {
     return frames;
   }
 
+  bool ContinuesOpenCall(const Json& fragment) const {
+    return open_ == "tool_use" && !fragment.contains("id") && fragment.value("index", int64_t{-1}) == tool_index_;
+  }
+
+  // One tool_calls fragment: {index, id, function: {name, arguments}} opens a
+  // call, {index, function: {arguments}} continues it.
+  std::string ToolFragment(const Json& fragment) {
+    const Json& function = fragment.contains("function") ? fragment["function"] : kNoFunction;
+    const int64_t index = fragment.value("index", int64_t{0});
+    std::string frames;
+    if (fragment.contains("id")) {
+      frames += Close();
+      frames += Open("tool_use", {{"type", "tool_use"},
+                                  {"id", fragment["id"]},
+                                  {"name", function.value("name", "")},
+                                  {"input", Json::object()}});
+      tool_index_ = index;
+    }
+    const std::string arguments = ArgumentsText(function);
+    if (arguments.empty()) return frames;
+    if (open_ != "tool_use" || index != tool_index_) {
+      LogWarn("anthropic stream: arguments of tool call {} after its block closed; dropped", index);
+      return frames;
+    }
+    frames += BlockDelta({{"type", "input_json_delta"}, {"partial_json", arguments}});
+    return frames;
+  }
+
   std::string BlockDelta(Json delta) {
     return Event("content_block_delta", {{"type", "content_block_delta"}, {"index", index_}, {"delta", std::move(delta)}});
   }
@@ -164,6 +194,7 @@ class AnthropicEncoder final : public ResponseEncoder {
   bool stores_in_cache_;
   std::string open_;  // kind of the open content block ("" = none)
   int index_ = 0;     // index of the open (or next) content block
+  int64_t tool_index_ = -1;  // engine index of the call whose tool_use block is open
 };
 
 std::unique_ptr<ResponseEncoder> MakeAnthropicEncoder(const ParsedRequest& request, const ResponseMeta& meta) {

@@ -4,7 +4,8 @@
 //   per output item: response.output_item.added, then
 //     reasoning: content_part.added, reasoning_text.delta..., reasoning_text.done, content_part.done
 //     message:   content_part.added, output_text.delta..., output_text.done, content_part.done
-//     function_call: function_call_arguments.delta, function_call_arguments.done
+//     function_call: function_call_arguments.delta... (one per piece of the
+//                    arguments, as the engine parses them), function_call_arguments.done
 //   response.output_item.done; finally response.completed (or
 //   response.incomplete when max_output_tokens cut the answer), or
 //   response.failed for an error after the 200 went out.
@@ -14,7 +15,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <string_view>
 
+#include "core/log.h"
 #include "server/api_dialect.h"
 #include "server/responses_parser.h"
 
@@ -24,6 +27,9 @@ namespace {
 std::string Event(const Json& data) {
   return fmt::format("event: {}\ndata: {}\n\n", data["type"].get<std::string>(), DumpJson(data));
 }
+
+const Json kNoCalls = Json::array();
+const Json kNoFunction = Json::object();
 
 std::string ArgumentsText(const Json& function) {
   const Json& arguments = function.contains("arguments") ? function["arguments"] : Json();
@@ -55,29 +61,20 @@ class ResponsesEncoder final : public ResponseEncoder {
   // anywhere and resets idle timers (the SDK's parser skips it).
   std::string KeepAlive() override { return ": keep-alive\n\n"; }
 
+  // Tool calls stream as the engine parses them (service.h): a fragment with
+  // an id adds a function_call item, every arguments piece is a
+  // function_call_arguments.delta of it, and the next item (or the end)
+  // finishes it with function_call_arguments.done and output_item.done.
   std::string Delta(const engine::GenerationDelta& delta) override {
     std::string frames;
+    const Json& calls = delta.tool_calls.is_array() ? delta.tool_calls : kNoCalls;
+    // Pieces of the open call precede the delta's text in the answer (text
+    // only follows a call once it ended).
+    size_t next = 0;
+    while (next < calls.size() && ContinuesOpenCall(calls[next])) frames += ToolFragment(calls[next++]);
     if (!delta.reasoning.empty()) frames += AppendText("reasoning", delta.reasoning);
     if (!delta.content.empty()) frames += AppendText("message", delta.content);
-    if (delta.tool_calls.is_array()) {
-      for (const Json& call : delta.tool_calls) {
-        frames += CloseItem();
-        const Json& function = call.contains("function") ? call["function"] : Json::object();
-        const std::string arguments = ArgumentsText(function);
-        Json item = {{"type", "function_call"},        {"id", ItemId("fc")},
-                     {"call_id", call.value("id", ItemId("call"))}, {"name", function.value("name", "")},
-                     {"arguments", ""},                {"status", "in_progress"}};
-        frames += Emit({{"type", "response.output_item.added"}, {"output_index", items_.size()}, {"item", item}});
-        frames += Emit({{"type", "response.function_call_arguments.delta"}, {"item_id", item["id"]},
-                        {"output_index", items_.size()}, {"delta", arguments}});
-        frames += Emit({{"type", "response.function_call_arguments.done"}, {"item_id", item["id"]},
-                        {"output_index", items_.size()}, {"arguments", arguments}});
-        item["arguments"] = arguments;
-        item["status"] = "completed";
-        frames += Emit({{"type", "response.output_item.done"}, {"output_index", items_.size()}, {"item", item}});
-        items_.push_back(std::move(item));
-      }
-    }
+    for (; next < calls.size(); ++next) frames += ToolFragment(calls[next]);
     return frames;
   }
 
@@ -198,6 +195,47 @@ class ResponsesEncoder final : public ResponseEncoder {
     return frames;
   }
 
+  bool ContinuesOpenCall(const Json& fragment) const {
+    return open_kind_ == "function_call" && !fragment.contains("id") &&
+           fragment.value("index", int64_t{-1}) == call_index_;
+  }
+
+  // One tool_calls fragment: {index, id, function: {name, arguments}} opens a
+  // call, {index, function: {arguments}} continues it.
+  std::string ToolFragment(const Json& fragment) {
+    const Json& function = fragment.contains("function") ? fragment["function"] : kNoFunction;
+    const int64_t index = fragment.value("index", int64_t{0});
+    std::string frames;
+    if (fragment.contains("id")) {
+      frames += CloseItem();
+      open_kind_ = "function_call";
+      open_id_ = ItemId("fc");
+      open_text_.clear();
+      call_id_ = fragment["id"].is_string() ? fragment["id"].get<std::string>() : ItemId("call");
+      call_name_ = function.value("name", "");
+      call_index_ = index;
+      frames += Emit({{"type", "response.output_item.added"}, {"output_index", items_.size()},
+                      {"item", FunctionCallItem("in_progress")}});
+    }
+    const std::string arguments = ArgumentsText(function);
+    if (arguments.empty()) return frames;
+    if (open_kind_ != "function_call" || index != call_index_) {
+      LogWarn("responses stream: arguments of tool call {} after its item closed; dropped", index);
+      return frames;
+    }
+    open_text_ += arguments;
+    frames += Emit({{"type", "response.function_call_arguments.delta"}, {"item_id", open_id_},
+                    {"output_index", items_.size()}, {"delta", arguments}});
+    return frames;
+  }
+
+  // The open function_call item; its arguments are all streamed ones once completed.
+  Json FunctionCallItem(const char* status) const {
+    const bool done = std::string_view(status) == "completed";
+    return {{"type", "function_call"}, {"id", open_id_}, {"call_id", call_id_}, {"name", call_name_},
+            {"arguments", done ? open_text_ : ""}, {"status", status}};
+  }
+
   Json Part(const std::string& text) const {
     if (open_kind_ == "reasoning") return {{"type", "reasoning_text"}, {"text", text}};
     return {{"type", "output_text"}, {"text", text}, {"annotations", Json::array()}};
@@ -206,6 +244,15 @@ class ResponsesEncoder final : public ResponseEncoder {
   std::string CloseItem() {
     if (open_kind_.empty()) return "";
     std::string frames;
+    if (open_kind_ == "function_call") {
+      frames += Emit({{"type", "response.function_call_arguments.done"}, {"item_id", open_id_},
+                      {"output_index", items_.size()}, {"arguments", open_text_}});
+      Json item = FunctionCallItem("completed");
+      frames += Emit({{"type", "response.output_item.done"}, {"output_index", items_.size()}, {"item", item}});
+      items_.push_back(std::move(item));
+      open_kind_.clear();
+      return frames;
+    }
     const bool reasoning = open_kind_ == "reasoning";
     Json done = {{"type", reasoning ? "response.reasoning_text.done" : "response.output_text.done"},
                  {"item_id", open_id_}, {"output_index", items_.size()}, {"content_index", 0}, {"text", open_text_}};
@@ -232,8 +279,10 @@ class ResponsesEncoder final : public ResponseEncoder {
   int64_t sequence_ = 0;
   int next_item_ = 0;
   Json items_ = Json::array();  // streamed output items, completed
-  std::string open_kind_;       // "reasoning" | "message" | "" (none open)
-  std::string open_id_, open_text_;
+  std::string open_kind_;       // "reasoning" | "message" | "function_call" | "" (none open)
+  std::string open_id_, open_text_;  // item id; its text (or arguments) so far
+  std::string call_id_, call_name_;  // of the open function_call
+  int64_t call_index_ = -1;          // its engine tool-call index
 };
 
 std::unique_ptr<ResponseEncoder> MakeResponsesEncoder(const ParsedRequest& request, const ResponseMeta& meta) {

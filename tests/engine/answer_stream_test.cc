@@ -1,4 +1,4 @@
-// AnswerStream: reasoning split + tool-call gate + tool-call parsing, fed in
+// AnswerStream: reasoning split + incremental tool-call parsing, fed in
 // arbitrary pieces as tokens arrive.
 #include "engine/answer_stream.h"
 
@@ -15,7 +15,9 @@ const Json kTools = Json::parse(R"([{"type":"function","function":{"name":"read_
 
 struct Streamed {
   std::string content, reasoning;
-  Json tool_calls;  // from the deltas
+  Json tool_calls = Json::array();  // rebuilt from the deltas' fragments
+  size_t fragment_deltas = 0;        // deltas with fragments...
+  size_t fragment_deltas_before_final = 0;  // ...and those before the final one
 };
 
 // Feeds `text` in pieces of `piece` bytes; the last piece is final.
@@ -26,12 +28,31 @@ Streamed Feed(AnswerStream& stream, const std::string& text, size_t piece) {
     const GenerationDelta d = stream.Push(std::string_view(text).substr(i, piece), final);
     out.content += d.content;
     out.reasoning += d.reasoning;
-    if (!d.tool_calls.is_null()) {
-      EXPECT_TRUE(out.tool_calls.is_null()) << "tool calls sent twice";
-      out.tool_calls = d.tool_calls;
+    if (d.tool_calls.is_null()) continue;
+    ++out.fragment_deltas;
+    if (!final) ++out.fragment_deltas_before_final;
+    for (const Json& f : d.tool_calls) {
+      const size_t index = f["index"];
+      if (f.contains("id")) {
+        EXPECT_EQ(index, out.tool_calls.size());
+        out.tool_calls.push_back({{"index", index}, {"id", f["id"]}, {"type", f["type"]},
+                                  {"function", {{"name", f["function"]["name"]}, {"arguments", ""}}}});
+      }
+      std::string args = out.tool_calls[index]["function"]["arguments"];
+      out.tool_calls[index]["function"]["arguments"] = args + f["function"]["arguments"].get<std::string>();
     }
   }
   return out;
+}
+
+// The final message.tool_calls equal the streamed calls.
+void ExpectStreamedEqualsFinal(const Streamed& s, const AnswerStream& stream) {
+  ASSERT_EQ(s.tool_calls.size(), stream.tool_calls().size());
+  for (size_t i = 0; i < s.tool_calls.size(); ++i) {
+    Json streamed = s.tool_calls[i];
+    streamed.erase("index");
+    EXPECT_EQ(streamed, stream.tool_calls()[i]);
+  }
 }
 
 TEST(AnswerStream, HermesCallIsParsedAndNeverStreamedAsText) {
@@ -52,9 +73,32 @@ TEST(AnswerStream, HermesCallIsParsedAndNeverStreamedAsText) {
     EXPECT_EQ(s.tool_calls[0]["function"]["name"], "read_file");
     EXPECT_EQ(Json::parse(s.tool_calls[0]["function"]["arguments"].get<std::string>()),
               Json::parse(R"({"path":"a.py","limit":5})"));
-    EXPECT_EQ(stream.tool_calls().size(), 1u);
+    ExpectStreamedEqualsFinal(s, stream);
     EXPECT_EQ(stream.content(), s.content);
+    if (piece < 100) {
+      // The call streamed: its header and pieces came before the final delta.
+      EXPECT_GT(s.fragment_deltas_before_final, 2u) << piece;
+    }
   }
+}
+
+TEST(AnswerStream, ArgumentPiecesArriveTokenByToken) {
+  const std::string head = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"";
+  AnswerStream stream(false, kTools);
+  GenerationDelta d = stream.Push(head, false);
+  ASSERT_EQ(d.tool_calls.size(), 2u);  // the header, then the first piece
+  EXPECT_EQ(d.tool_calls[0]["function"]["name"], "read_file");
+  EXPECT_EQ(d.tool_calls[0]["function"]["arguments"], "");
+  EXPECT_EQ(d.tool_calls[0]["id"].get<std::string>().rfind("call_", 0), 0u);
+  EXPECT_EQ(d.tool_calls[1], Json::parse(R"({"index":0,"function":{"arguments":"{\"path\":\""}})"));
+  d = stream.Push("src/", false);
+  EXPECT_EQ(d.tool_calls, Json::parse(R"([{"index":0,"function":{"arguments":"src/"}}])"));
+  EXPECT_TRUE(stream.tool_calls().empty());  // set by the final Push
+  d = stream.Push("a.py\"}}\n</tool_call>", true);
+  EXPECT_EQ(d.tool_calls, Json::parse(R"([{"index":0,"function":{"arguments":"a.py\"}"}}])"));
+  ASSERT_EQ(stream.tool_calls().size(), 1u);
+  EXPECT_EQ(stream.tool_calls()[0]["function"]["arguments"], R"({"path":"src/a.py"})");
+  EXPECT_EQ(stream.content(), "");
 }
 
 TEST(AnswerStream, ReasoningThenXmlCall) {
@@ -68,6 +112,8 @@ TEST(AnswerStream, ReasoningThenXmlCall) {
   ASSERT_EQ(s.tool_calls.size(), 1u);
   EXPECT_EQ(Json::parse(s.tool_calls[0]["function"]["arguments"].get<std::string>()),
             Json::parse(R"({"path":"src/x.c","limit":10})"));
+  ExpectStreamedEqualsFinal(s, stream);
+  EXPECT_GT(s.fragment_deltas_before_final, 2u);
 }
 
 TEST(AnswerStream, WithoutToolsMarkupIsPlainContent) {
@@ -75,7 +121,7 @@ TEST(AnswerStream, WithoutToolsMarkupIsPlainContent) {
   AnswerStream stream(false, nullptr);
   const Streamed s = Feed(stream, answer, 5);
   EXPECT_EQ(s.content, answer);
-  EXPECT_TRUE(s.tool_calls.is_null());
+  EXPECT_EQ(s.fragment_deltas, 0u);
   EXPECT_TRUE(stream.tool_calls().empty());
 }
 
@@ -84,12 +130,13 @@ TEST(AnswerStream, UnparsableBlockStaysContentAndCancelledAnswerHasNoCalls) {
     AnswerStream stream(false, kTools);
     const Streamed s = Feed(stream, "a <tool_call>not json at all</tool_call>", 6);
     EXPECT_NE(s.content.find("not json at all"), std::string::npos);
-    EXPECT_TRUE(s.tool_calls.is_null());
+    EXPECT_TRUE(s.tool_calls.empty());
   }
   {
     AnswerStream stream(false, kTools);
     GenerationDelta d = stream.Push("ok <tool_call>\n{\"name\": \"read_file\", \"arg", false);
     EXPECT_EQ(d.content, "ok ");
+    EXPECT_TRUE(d.tool_calls.is_null());  // the arguments value has not begun
     EXPECT_TRUE(stream.tool_calls().empty());  // never finalised (client went away)
   }
 }

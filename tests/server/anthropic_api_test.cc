@@ -10,6 +10,7 @@
 #include "server/api_dialect.h"
 #include "server/prompt_normalize.h"
 #include "server_test_util.h"
+#include "tool_stream_util.h"
 
 namespace cairn::server::testing {
 namespace {
@@ -171,6 +172,66 @@ TEST(AnthropicEncoder, StreamEventsForThinkingTextAndToolUse) {
   EXPECT_EQ(delta["usage"]["cache_read_input_tokens"], 60);
   EXPECT_EQ(delta["usage"]["cache_creation_input_tokens"], 40);
   EXPECT_EQ(delta["usage"]["input_tokens"], 0);
+}
+
+TEST(AnthropicEncoder, ToolUseInputStreamsInPieces) {
+  const StreamedAnswer answer = TwoCallAnswer();
+  ASSERT_EQ(answer.result.tool_calls.size(), 2u);
+  ParsedRequest request = MustParse(MessagesBody("x"));
+  auto encoder = kAnthropicMessagesDialect.make_encoder(request, ResponseMeta{"msg_t", 0, "m"});
+  std::string raw = encoder->StreamStart();
+  for (const auto& delta : answer.deltas) raw += encoder->Delta(delta);
+  raw += encoder->StreamEnd(answer.result);
+
+  // Blocks in answer order: text, tool_use, tool_use, text; each closed
+  // before the next opens; a tool_use gets its input in several pieces.
+  std::vector<Json> blocks;
+  std::vector<std::string> inputs, texts;
+  std::vector<int> pieces;
+  int open = -1;
+  for (const auto& [name, data] : Events(raw)) {
+    if (name == "content_block_start") {
+      EXPECT_EQ(open, -1) << "a block opened before the previous one closed";
+      open = data["index"];
+      EXPECT_EQ(open, static_cast<int>(blocks.size()));
+      blocks.push_back(data["content_block"]);
+      inputs.emplace_back();
+      texts.emplace_back();
+      pieces.push_back(0);
+    } else if (name == "content_block_delta") {
+      EXPECT_EQ(data["index"], open);
+      if (data["delta"]["type"] == "input_json_delta") {
+        inputs.back() += data["delta"]["partial_json"].get<std::string>();
+        EXPECT_EQ(blocks.back()["type"], "tool_use");
+        EXPECT_EQ(blocks.back()["input"], Json::object());
+        ++pieces.back();
+      } else {
+        texts.back() += data["delta"]["text"].get<std::string>();
+      }
+    } else if (name == "content_block_stop") {
+      EXPECT_EQ(data["index"], open);
+      open = -1;
+    } else if (name == "message_delta") {
+      EXPECT_EQ(data["delta"]["stop_reason"], "tool_use");
+    }
+  }
+  ASSERT_EQ(blocks.size(), 4u);
+  EXPECT_EQ(blocks[0]["type"], "text");
+  EXPECT_EQ(texts[0], "Reading.\n");
+  for (size_t i = 1; i <= 2; ++i) {
+    const Json& call = answer.result.tool_calls[i - 1];
+    EXPECT_EQ(blocks[i]["type"], "tool_use");
+    EXPECT_EQ(blocks[i]["id"], call["id"]);
+    EXPECT_EQ(blocks[i]["name"], "read");
+    EXPECT_GT(pieces[i], 3) << "input_json_delta should come in several pieces";
+    EXPECT_EQ(inputs[i], call["function"]["arguments"]);
+  }
+  EXPECT_EQ(Json::parse(inputs[2]), Json::parse(R"({"path":"README.md","lines":[1,2]})"));
+  EXPECT_EQ(blocks[3]["type"], "text");
+  EXPECT_EQ(texts[3], "Done.");
+  // The message body of the same answer carries the same calls whole.
+  Json body = encoder->Body(answer.result);
+  EXPECT_EQ(body["content"][1]["input"], Json::parse(R"({"path":"src/main.py","limit":20})"));
 }
 
 TEST(AnthropicEncoder, MessageBodyAndStopReasons) {

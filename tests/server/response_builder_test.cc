@@ -102,6 +102,20 @@ TEST(ResponseBuilder, ChatChunks) {
   EXPECT_FALSE(FramePayload(ChatFinalChunk(Meta(), SampleResult(), false)).contains("usage"));
 }
 
+TEST(ResponseBuilder, ChatChunksPassToolCallFragmentsThrough) {
+  engine::GenerationDelta header, piece;
+  header.content = "Sure.";
+  header.tool_calls = Json::parse(
+      R"([{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}},
+          {"index":0,"function":{"arguments":"{\"a\":"}}])");
+  piece.tool_calls = Json::parse(R"([{"index":0,"function":{"arguments":"1}"}}])");
+  Json first = FramePayload(ChatDeltaChunk(Meta(), header, false));
+  EXPECT_EQ(first["choices"][0]["delta"]["tool_calls"], header.tool_calls);
+  EXPECT_EQ(first["choices"][0]["delta"]["content"], "Sure.");
+  Json next = FramePayload(ChatDeltaChunk(Meta(), piece, false));
+  EXPECT_EQ(next["choices"][0]["delta"], Json({{"tool_calls", piece.tool_calls}}));
+}
+
 TEST(ResponseBuilder, InvalidUtf8TokenTextDoesNotThrow) {
   engine::GenerationDelta delta;
   delta.logprobs = {{1, std::string("\xE2\x82", 2), -1.0f, {}}};

@@ -9,6 +9,7 @@
 #include "server/response_store.h"
 #include "server/responses_parser.h"
 #include "server_test_util.h"
+#include "tool_stream_util.h"
 
 namespace cairn::server::testing {
 namespace {
@@ -123,6 +124,68 @@ TEST(ResponsesEncoder, StreamEventsAndFinalResponse) {
   EXPECT_EQ(final["usage"]["total_tokens"], 57);
   // Item ids of the stream and of the final response agree.
   EXPECT_EQ(events[2]["item"]["id"], final["output"][0]["id"]);
+}
+
+TEST(ResponsesEncoder, FunctionCallArgumentsStreamInPieces) {
+  const StreamedAnswer answer = TwoCallAnswer();
+  ASSERT_EQ(answer.result.tool_calls.size(), 2u);
+  ParsedRequest request = MustParse({{"model", "m"}, {"input", "x"}});
+  auto encoder = kOpenAiResponsesDialect.make_encoder(request, ResponseMeta{"resp_abc", 1, "m"});
+  std::string raw = encoder->StreamStart();
+  for (const auto& delta : answer.deltas) raw += encoder->Delta(delta);
+  raw += encoder->StreamEnd(answer.result);
+  const std::vector<Json> events = EventData(raw);
+
+  // Items in answer order: message, function_call, function_call, message.
+  // Each function_call: added (no arguments yet), several argument deltas,
+  // arguments.done with their concatenation, output_item.done; the next
+  // item is added only after that.
+  std::vector<Json> added, done;
+  std::string open_item, arguments;
+  int deltas = 0;
+  for (const Json& e : events) {
+    const std::string type = e["type"];
+    if (type == "response.output_item.added") {
+      EXPECT_EQ(open_item, "") << "an item was added before the previous one was done";
+      open_item = e["item"]["id"];
+      EXPECT_EQ(e["output_index"], added.size());
+      added.push_back(e["item"]);
+      arguments.clear();
+      deltas = 0;
+    } else if (type == "response.function_call_arguments.delta") {
+      EXPECT_EQ(e["item_id"], open_item);
+      arguments += e["delta"].get<std::string>();
+      ++deltas;
+    } else if (type == "response.function_call_arguments.done") {
+      EXPECT_EQ(e["item_id"], open_item);
+      EXPECT_EQ(e["arguments"], arguments);
+      EXPECT_GT(deltas, 3) << "function_call_arguments.delta should come in several pieces";
+    } else if (type == "response.output_item.done") {
+      EXPECT_EQ(e["item"]["id"], open_item);
+      if (e["item"]["type"] == "function_call") {
+        EXPECT_EQ(e["item"]["arguments"], arguments);
+      }
+      done.push_back(e["item"]);
+      open_item.clear();
+    }
+  }
+  ASSERT_EQ(added.size(), 4u);
+  ASSERT_EQ(done.size(), 4u);
+  EXPECT_EQ(added[0]["type"], "message");
+  EXPECT_EQ(done[0]["content"][0]["text"], "Reading.\n");
+  for (size_t i = 1; i <= 2; ++i) {
+    const Json& call = answer.result.tool_calls[i - 1];
+    EXPECT_EQ(added[i]["type"], "function_call");
+    EXPECT_EQ(added[i]["arguments"], "");
+    EXPECT_EQ(added[i]["status"], "in_progress");
+    EXPECT_EQ(added[i]["call_id"], call["id"]);
+    EXPECT_EQ(added[i]["name"], "read");
+    EXPECT_EQ(done[i]["arguments"], call["function"]["arguments"]);
+    EXPECT_EQ(done[i]["status"], "completed");
+  }
+  EXPECT_EQ(done[3]["content"][0]["text"], "Done.");
+  const Json& final = events.back()["response"];
+  EXPECT_EQ(final["output"], Json(done));
 }
 
 TEST(ResponsesEncoder, TruncatedAnswerIsIncomplete) {
