@@ -5,7 +5,6 @@
 namespace cairn::engine {
 namespace {
 
-constexpr std::string_view kCallClose = "</tool_call>";
 constexpr size_t kMaxKey = 256;   // bytes of a key of the call object
 constexpr size_t kMaxName = 256;  // bytes of a function name
 
@@ -39,7 +38,11 @@ BlockStep HermesBlockParser::Feed(char c, ToolCallSink& sink) {
       state_ = State::kKey;
       return BlockStep::kMore;
     case State::kKey:
-      if (decoder_.Feed(c, key_)) state_ = State::kColon;
+      if (decoder_.Feed(c, key_)) {
+        // A fenced object is a call only if it starts with its name.
+        if (fenced_ && !has_name_ && key_ != "name") return BlockStep::kMalformed;
+        state_ = State::kColon;
+      }
       return key_.size() > kMaxKey ? BlockStep::kMalformed : BlockStep::kMore;
     case State::kColon:
       if (IsSpace(c)) return BlockStep::kMore;
@@ -71,6 +74,7 @@ BlockStep HermesBlockParser::Feed(char c, ToolCallSink& sink) {
     case State::kName:
       if (!decoder_.Feed(c, name_)) return name_.size() > kMaxName ? BlockStep::kMalformed : BlockStep::kMore;
       if (IsBlank(name_)) return BlockStep::kMalformed;
+      if (fenced_ && !tool_names_.contains(name_)) return BlockStep::kMalformed;
       has_name_ = true;
       state_ = State::kAfterValue;
       return BlockStep::kMore;
@@ -95,7 +99,7 @@ BlockStep HermesBlockParser::Feed(char c, ToolCallSink& sink) {
         return BlockStep::kMore;
       }
       if (c == '}') return EndObject(sink);
-      if (c == '<') {  // the object's closing brace was left out before </tool_call>
+      if (c == close_tag_[0]) {  // the object's closing brace was left out before the close tag
         if (EndObject(sink) == BlockStep::kMalformed) return BlockStep::kMalformed;
         state_ = State::kCloseTag;
         close_match_ = 1;
@@ -108,13 +112,13 @@ BlockStep HermesBlockParser::Feed(char c, ToolCallSink& sink) {
         state_ = State::kObjectStart;
         return Feed(c, sink);
       }
-      if (c != '<') return BlockStep::kMalformed;
+      if (c != close_tag_[0]) return BlockStep::kMalformed;
       state_ = State::kCloseTag;
       close_match_ = 1;
       return BlockStep::kMore;
     case State::kCloseTag:
-      if (c != kCallClose[close_match_]) return BlockStep::kMalformed;
-      return ++close_match_ == kCallClose.size() ? BlockStep::kEnd : BlockStep::kMore;
+      if (c != close_tag_[close_match_]) return BlockStep::kMalformed;
+      return ++close_match_ == close_tag_.size() ? BlockStep::kEnd : BlockStep::kMore;
   }
   return BlockStep::kMalformed;
 }

@@ -13,17 +13,35 @@
 // - Several objects may follow each other in one block (one call each).
 // Lenient on two common slips: the object's own closing brace forgotten
 // before </tool_call>, and stray closing braces after the object.
+//
+// Fenced form: small Qwen2.5(-Coder) models often write the same object as a
+// Markdown code block instead of the tags, above all under long agent prompts:
+//   ```json\n{"name": "Read", "arguments": {"file_path": "main.py"}}\n```
+// Read with a FencedCall: the block closes with ``` instead of </tool_call>,
+// the first key must be "name", and the name must be one of the request's
+// tools. Anything else is an ordinary code block (kMalformed before any
+// header, so ToolCallStream keeps it as text, verbatim).
 #pragma once
 
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "engine/json_rewriter.h"
 #include "engine/tool_call_block.h"
 
 namespace cairn::engine {
 
+struct FencedCall {
+  std::set<std::string, std::less<>> tool_names;  // the request's function names
+};
+
 class HermesBlockParser final : public ToolCallBlockParser {
  public:
+  HermesBlockParser() = default;
+  explicit HermesBlockParser(FencedCall fenced)
+      : fenced_(true), tool_names_(std::move(fenced.tool_names)), close_tag_("```") {}
+
   BlockStep Feed(char c, ToolCallSink& sink) override;
   std::string Closer() const override;
   void Finish(ToolCallSink&) override {}  // an open call stays as streamed
@@ -62,7 +80,11 @@ class HermesBlockParser final : public ToolCallBlockParser {
   std::string held_args_;     // arguments read before the name
   JsonRewriter args_;
   JsonRewriter skip_;         // the value of another key: checked, dropped
-  size_t close_match_ = 0;    // bytes of </tool_call> matched
+  size_t close_match_ = 0;    // bytes of close_tag_ matched
+  // Fenced form (FencedCall).
+  bool fenced_ = false;
+  std::set<std::string, std::less<>> tool_names_;
+  std::string_view close_tag_ = "</tool_call>";
 };
 
 }  // namespace cairn::engine

@@ -1,6 +1,7 @@
 #include "engine/tool_call_stream.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/log.h"
 #include "engine/tool_call_hermes.h"
@@ -13,13 +14,26 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kCallOpen = "<tool_call>";
 constexpr std::string_view kCallClose = "</tool_call>";
+constexpr std::string_view kFence = "```";  // opens and closes a fenced call (FencedCall)
+
+std::set<std::string, std::less<>> ToolNames(const Json& tools) {
+  std::set<std::string, std::less<>> names;
+  if (!tools.is_array()) return names;
+  for (const Json& tool : tools) {
+    const Json* function = tool.is_object() && tool.contains("function") ? &tool["function"] : &tool;
+    if (function->is_object() && function->contains("name") && (*function)["name"].is_string()) {
+      names.insert((*function)["name"].get<std::string>());
+    }
+  }
+  return names;
+}
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 }  // namespace
 
 ToolCallStream::ToolCallStream(Json tools, std::function<std::string()> new_id)
-    : tools_(std::move(tools)), new_id_(std::move(new_id)) {}
+    : tools_(std::move(tools)), new_id_(std::move(new_id)), tool_names_(ToolNames(tools_)) {}
 
 ToolCallOutput ToolCallStream::Feed(std::string_view text, bool final) {
   out_ = ToolCallOutput();
@@ -47,18 +61,28 @@ ToolCallOutput ToolCallStream::Feed(std::string_view text, bool final) {
   return std::move(out_);
 }
 
-// `rest` starts with an opener: <tool_call> (consumed here) or <function=
-// (the first bytes of a bare XML call).
+// `rest` starts with an opener: <tool_call> (consumed here), ``` (a fenced
+// JSON call, consumed with its language tag) or <function= (the first bytes of
+// a bare XML call).
 void ToolCallStream::StartBlock(std::string_view& rest) {
   block_calls_ = false;
   tracking_raw_ = true;
   raw_.clear();
-  wrapped_ = rest.substr(0, kCallOpen.size()) == kCallOpen;
-  if (wrapped_) {
+  if (rest.substr(0, kCallOpen.size()) == kCallOpen) {
+    kind_ = BlockKind::kWrapped;
+    close_tag_ = kCallClose;
     raw_ = kCallOpen;
     rest.remove_prefix(kCallOpen.size());
     mode_ = Mode::kBlockStart;
+  } else if (rest.substr(0, kFence.size()) == kFence) {
+    kind_ = BlockKind::kFenced;
+    close_tag_ = kFence;
+    const size_t opener = rest.substr(0, 7) == "```json" ? 7 : kFence.size();
+    raw_ = rest.substr(0, opener);
+    rest.remove_prefix(opener);
+    mode_ = Mode::kBlockStart;
   } else {
+    kind_ = BlockKind::kBareXml;
     parser_ = std::make_unique<XmlBlockParser>(tools_, /*wrapped=*/false);
     mode_ = Mode::kBlock;
   }
@@ -73,9 +97,11 @@ bool ToolCallStream::BlockByte(char c) {
         raw_ += c;
         return true;
       }
-      if (c == '{') {
+      if (c == '{' && kind_ == BlockKind::kFenced) {
+        parser_ = std::make_unique<HermesBlockParser>(FencedCall{tool_names_});
+      } else if (c == '{') {
         parser_ = std::make_unique<HermesBlockParser>();
-      } else if (c == '<') {
+      } else if (c == '<' && kind_ == BlockKind::kWrapped) {
         parser_ = std::make_unique<XmlBlockParser>(tools_, /*wrapped=*/true);
       } else {
         Malformed();
@@ -98,12 +124,12 @@ bool ToolCallStream::BlockByte(char c) {
     }
     case Mode::kSkipToClose:
       AppendContent(std::string_view(&c, 1));
-      if (c == kCallClose[close_match_]) {
+      if (c == close_tag_[close_match_]) {
         ++close_match_;
       } else {
-        close_match_ = c == kCallClose[0] ? 1 : 0;
+        close_match_ = c == close_tag_[0] ? 1 : 0;
       }
-      if (close_match_ == kCallClose.size()) {
+      if (close_match_ == close_tag_.size()) {
         mode_ = Mode::kOutside;
         close_match_ = 0;
       }
@@ -124,10 +150,10 @@ void ToolCallStream::Malformed() {
   } else {
     LogWarn("tool-call markup that does not parse; kept as text");
   }
-  // The text may already hold part of the block's </tool_call>.
+  // The text may already hold part of the block's close tag.
   close_match_ = 0;
-  for (size_t k = std::min(raw_.size(), kCallClose.size() - 1); k > 0; --k) {
-    if (raw_.compare(raw_.size() - k, k, kCallClose, 0, k) == 0) {
+  for (size_t k = std::min(raw_.size(), close_tag_.size() - 1); k > 0; --k) {
+    if (raw_.compare(raw_.size() - k, k, close_tag_, 0, k) == 0) {
       close_match_ = k;
       break;
     }
@@ -137,7 +163,7 @@ void ToolCallStream::Malformed() {
   tracking_raw_ = false;
   parser_.reset();
   skip_space_ = false;
-  mode_ = wrapped_ ? Mode::kSkipToClose : Mode::kOutside;
+  mode_ = kind_ == BlockKind::kBareXml ? Mode::kOutside : Mode::kSkipToClose;
 }
 
 void ToolCallStream::EndBlock() {

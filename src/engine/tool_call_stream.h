@@ -11,7 +11,10 @@
 //
 // Syntaxes, found by their markers whatever the model: Hermes JSON
 // (tool_call_hermes.h) and XML functions (tool_call_xml.h), inside
-// <tool_call>...</tool_call>, or a bare <function=...>...</function>.
+// <tool_call>...</tool_call>, or a bare <function=...>...</function>; and the
+// Hermes object in a Markdown fence (```json / ```), which small Qwen2.5
+// models write under long agent prompts, taken as a call only when it starts
+// with "name" naming one of the request's tools (otherwise the fence is text).
 //
 // Text outside the calls is content. It streams at once, except a suffix that
 // may begin an opener (held until the next chunk decides it, ToolCallGate);
@@ -39,6 +42,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,7 +101,14 @@ class ToolCallStream final : private ToolCallSink {
   Mode mode_ = Mode::kOutside;
   ToolCallGate gate_;
   std::unique_ptr<ToolCallBlockParser> parser_;
-  bool wrapped_ = false;       // the block began with <tool_call>
+  enum class BlockKind {
+    kWrapped,  // <tool_call> ... </tool_call>
+    kFenced,   // ```json {"name": ...} ``` (tool_call_hermes.h, FencedCall)
+    kBareXml,  // <function=...> ... </function>
+  };
+  BlockKind kind_ = BlockKind::kWrapped;
+  std::string_view close_tag_;  // of a wrapped or fenced block
+  const std::set<std::string, std::less<>> tool_names_;
   bool block_calls_ = false;   // the block produced a call
   bool call_open_ = false;     // between BeginCall and EndCall
   bool skip_space_ = false;    // drop whitespace: a block with calls just ended

@@ -21,7 +21,9 @@ std::string_view Trim(std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& ToolCallOpeners() {
-  static const std::vector<std::string> openers = {"<tool_call>", "<function="};
+  // ```json and ```\n{ open fenced calls (tool_call_hermes.h, FencedCall);
+  // other code fences diverge from them within a few bytes.
+  static const std::vector<std::string> openers = {"<tool_call>", "<function=", "```json", "```\n{"};
   return openers;
 }
 

@@ -141,10 +141,6 @@ void ParseSharedOptions(const Json& body, ParsedRequest& request) {
       request.include_usage = GetBool(*stream_options, "include_usage");
     }
   }
-  // Without a limit the answer may run to 8192 tokens (the engine also stops
-  // at the context end): agent clients (Codex, OpenCode) send none and write
-  // whole files in one tool call, which the engine's 512 would cut.
-  options.max_tokens = kDefaultAnswerTokens;
   // max_completion_tokens is the newer name; it wins when both are present.
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (const Json* value = Field(body, key)) {
@@ -197,6 +193,10 @@ ParseResult ParseWith(std::string_view body, void (*fields)(const Json& body, Pa
   if (!ParseJsonObject(body, json, result.error)) return result;
   try {
     ParsedRequest request;
+    // Without a limit the answer may run to kDefaultAnswerTokens (the engine
+    // also stops at the context end): agent clients (Codex, OpenCode) send none
+    // and write whole files in one tool call, which the engine's 512 would cut.
+    request.options.max_tokens = kDefaultAnswerTokens;
     fields(json, request);
     ParseSharedOptions(json, request);
     result.request = std::move(request);

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "engine/prompt_builder.h"
+#include "engine/prompt_messages.h"
 #include "prompt_test_util.h"
 
 namespace cairn::engine {
@@ -172,6 +173,26 @@ TEST(PromptBuilder, ClientErrors) {
   EXPECT_THROW(builder.Build(Chat(Json::array())), RequestError);
   EXPECT_THROW(builder.Build(GenerationInput()), RequestError);
   EXPECT_THROW(builder.Build(Chat(Json::parse(R"([{"content":"no role"}])"))), RequestError);
+}
+
+TEST(PromptBuilder, LateSystemMessagesFoldIntoUserTurnsWhenTheTemplateRefusesThem) {
+  // Claude Code 2.1 sends a system turn after the first user message; Qwen3.5's
+  // template raises "System message must be at the beginning.".
+  const Json messages = Json::parse(R"([{"role":"system","content":"top"},{"role":"user","content":"hi"},
+    {"role":"system","content":"ENV BLOCK"},{"role":"user","content":"go"}])");
+  const BuiltPrompt folded = MakeBuilder("qwen35").Build(Chat(messages));
+  EXPECT_NE(folded.text.find("<|im_start|>user\nENV BLOCK\n\ngo<|im_end|>"), std::string::npos) << folded.text;
+  ExpectStartsAreTokenPrefixes(folded, 3);  // the messages that were rendered
+  // Qwen3's template takes a late system message as it is.
+  const BuiltPrompt kept = MakeBuilder("qwen3").Build(Chat(messages));
+  EXPECT_NE(kept.text.find("<|im_start|>system\nENV BLOCK<|im_end|>"), std::string::npos) << kept.text;
+  ExpectStartsAreTokenPrefixes(kept, 4);
+  // With no user message after it, the system text joins the previous user turn.
+  int count = 0;
+  const Json tail = FoldLateSystemMessages(
+      Json::parse(R"([{"role":"user","content":"a"},{"role":"developer","content":"b"}])"), &count);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(tail, Json::parse(R"([{"role":"user","content":"a\n\nb"}])"));
 }
 
 // CPU time of this thread (the test machine may be shared and loaded).

@@ -112,6 +112,11 @@ std::vector<std::string> Texts() {
       "\"arguments\": {\"b\": 2}</tool_call>",
       "<tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1,}}\n{\"name\":\"g\",\"parameters\":{}}</tool_call>",
       "<tool_call></tool_call>x<tool_call>\n[1]</tool_call>",
+      // Fenced calls (FencedCall): a declared tool's name first, else plain code.
+      "Reading it.\n```json\n{\n  \"name\": \"write\",\n  \"arguments\": {\"path\": \"main.py\"}\n}\n```\nthen",
+      "```\n{\"name\": \"write\", \"arguments\": {\"n\": 3}}\n```",
+      "Example:\n```json\n{\"name\": \"nope\", \"arguments\": {}}\n```\nand ```json\n{\"x\": 1}\n``` done",
+      "```python\nprint(1)\n```\n```json\n[1, 2]\n```",
   };
 }
 
@@ -286,6 +291,29 @@ TEST(ToolCallStream, ContentComesBeforeFragmentsInEachFeed) {
   ToolCallOutput b = stream.Feed(" more", true);
   EXPECT_EQ(b.content, "after more");
   EXPECT_TRUE(b.tool_calls.is_null());
+}
+
+TEST(ToolCallStream, FencedJsonNamingADeclaredToolIsACall) {
+  const Parsed run = ByteByByte(Texts()[19]);
+  ASSERT_EQ(run.calls.size(), 1u);
+  EXPECT_EQ(run.calls[0].name, "write");
+  EXPECT_EQ(run.calls[0].arguments, R"({"path":"main.py"})");
+  EXPECT_EQ(run.content, "Reading it.\nthen");
+  const Parsed bare = ByteByByte(Texts()[20]);
+  ASSERT_EQ(bare.calls.size(), 1u);
+  EXPECT_EQ(bare.calls[0].arguments, R"({"n":3})");
+  EXPECT_EQ(bare.content, "");
+}
+
+TEST(ToolCallStream, OtherCodeFencesStayTextVerbatim) {
+  for (int k : {21, 22}) {
+    const Parsed run = ByteByByte(Texts()[k]);
+    EXPECT_TRUE(run.calls.empty()) << Texts()[k];
+    EXPECT_EQ(run.content, Texts()[k]);
+  }
+  // Without tools, nothing is a call.
+  const Parsed no_tools = Whole(Texts()[19], Json::array());
+  EXPECT_TRUE(no_tools.calls.empty());
 }
 
 }  // namespace

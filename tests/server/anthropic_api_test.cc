@@ -103,6 +103,22 @@ TEST(AnthropicParser, SystemBlocksToolsAndToolResults) {
   EXPECT_EQ(request.options.top_k, 5);
 }
 
+TEST(AnthropicParser, MidConversationSystemTurnStaysInPlace) {
+  // Claude Code 2.1 sends its environment block as a system turn after the first user message.
+  const ParsedRequest r = MustParse(MessagesBody("x", {{"system", "top"},
+                                                   {"messages", {{{"role", "user"}, {"content", "hi"}},
+                                                                 {{"role", "system"},
+                                                                  {"content", {{{"type", "text"}, {"text", "env"}}}}},
+                                                                 {{"role", "user"}, {"content", "go"}}}}}));
+  const Json& m = *r.input.messages;
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0]["role"], "system");
+  EXPECT_EQ(m[1]["content"], "hi");
+  EXPECT_EQ(m[2]["role"], "system");
+  EXPECT_EQ(m[2]["content"], "env");
+  EXPECT_EQ(m[3]["content"], "go");
+}
+
 TEST(AnthropicParser, ToolChoiceAndThinkingForms) {
   EXPECT_EQ(MustParse(MessagesBody("x", {{"tool_choice", {{"type", "tool"}, {"name", "f"}}}}))
                 .input.template_kwargs["tool_choice"]["function"]["name"],
@@ -118,7 +134,7 @@ TEST(AnthropicParser, BadRequestsNameTheField) {
   Json no_max = MessagesBody("x");
   no_max.erase("max_tokens");
   EXPECT_EQ(ParseError(no_max), "max_tokens: is required");
-  EXPECT_NE(ParseError(MessagesBody("x", {{"messages", {{{"role", "system"}, {"content", "x"}}}}})).find("messages[0].role"),
+  EXPECT_NE(ParseError(MessagesBody("x", {{"messages", {{{"role", "robot"}, {"content", "x"}}}}})).find("messages[0].role"),
             std::string::npos);
   Json image = MessagesBody("x");
   image["messages"][0]["content"] = Json::parse(R"([{"type":"image","source":{"type":"base64","data":"AA=="}}])");
