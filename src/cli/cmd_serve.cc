@@ -180,6 +180,10 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
   cmd->add_option("--spec-max-cap", args->engine.spec_max_cap, "Most draft tokens per speculative round")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();
+  cmd->add_option("--default-max-tokens", args->server.default_max_tokens,
+                  "Answer limit in tokens for requests that set none (agent clients often send none)")
+      ->check(CLI::Range(1, 1 << 30))
+      ->capture_default_str();
   cmd->add_option("--max-body-mb", args->max_body_mb, "Largest request body in MiB (larger: 413)")
       ->capture_default_str();
   cmd->add_option("--keepalive", args->server.keepalive_seconds,

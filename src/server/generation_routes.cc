@@ -263,6 +263,7 @@ void HandleGeneration(HttpServer::Impl& server, const ApiDialect& dialect, const
     return SendError(res, BadRequest(error), dialect.errors);
   }
   if (server.options.prompt_normalize) request.normalized = NormalizeVolatilePrefix(request.input);
+  if (!request.max_tokens_given) request.options.max_tokens = server.options.default_max_tokens;
   ResponseMeta meta = NewResponseMeta(dialect.id_prefix, server.ModelName(request.model));
   request.response_id = meta.id;
   std::unique_ptr<ResponseEncoder> encoder = dialect.make_encoder(request, meta);

@@ -145,6 +145,7 @@ void ParseSharedOptions(const Json& body, ParsedRequest& request) {
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (const Json* value = Field(body, key)) {
       options.max_tokens = static_cast<int>(GetInteger(*value, key, 1, INT32_MAX));
+      request.max_tokens_given = true;
     }
   }
   if (Field(body, "temperature")) options.temperature = float(GetNumber(body, "temperature", 0, 100));

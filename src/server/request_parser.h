@@ -20,6 +20,9 @@ struct ParsedRequest {
   std::string model;            // echoed back in responses (the engine serves one model)
   bool stream = false;
   bool include_usage = false;   // stream_options.include_usage
+  // The request set its answer limit (max_tokens, max_completion_tokens,
+  // max_output_tokens); otherwise the server's --default-max-tokens applies.
+  bool max_tokens_given = false;
   // /v1/completions legacy `logprobs: N` (parallel-array shape); -1 = not asked.
   int legacy_logprobs = -1;
   // What NormalizeVolatilePrefix removed (reported in x_cairn.cache.normalized).

@@ -186,6 +186,7 @@ void ParseResponsesFields(const Json& body, ParsedRequest& request) {
   }
   if (const Json* max_tokens = Field(body, "max_output_tokens")) {
     request.options.max_tokens = static_cast<int>(GetInteger(*max_tokens, "max_output_tokens", 1, INT32_MAX));
+    request.max_tokens_given = true;
   }
   request.store = Field(body, "store") ? GetBool(body, "store") : true;  // the API's default
   if (const Json* previous = Field(body, "previous_response_id")) {

@@ -27,6 +27,9 @@ struct ServerOptions {
   // billing-header line) so a session's requests share their prefix
   // (server/prompt_normalize.h). `--no-prompt-normalize` turns it off.
   bool prompt_normalize = true;
+  // Answer limit of requests that set none (kDefaultAnswerTokens in
+  // request_fields.h; `--default-max-tokens`).
+  int default_max_tokens = 8192;
 };
 
 }  // namespace cairn::server
