@@ -93,7 +93,9 @@ def cairn_server(model_path, tmp_path_factory):
     log_path = tmp_path_factory.mktemp("server") / "server.log"
     log = open(log_path, "w")
     proc = subprocess.Popen([binary, "serve", "-m", model_path, "--port", str(port), "--ctx", "32768",
-                             "--threads", os.environ.get("CAIRN_E2E_CLI_THREADS", "0"), "--no-disk-cache"],
+                             "--threads", os.environ.get("CAIRN_E2E_CLI_THREADS", "0"), "--no-disk-cache",
+                             # A small model that loops must not spend the suite's time on 8192 tokens.
+                             "--default-max-tokens", "2048"],
                             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120

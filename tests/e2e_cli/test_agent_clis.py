@@ -10,7 +10,8 @@ through a recording proxy. Checked per client:
   - every follow-up request (one whose conversation extends an earlier one's)
     is served from the cache: cached >= 0.9 x the common prefix the cache held
     (x_cairn.cache.common_prefix, the token-by-token match against the trie).
-Whether the model's fix is right is the model's business and is only reported.
+Whether the model's fix is right is the model's business and is only reported;
+a session where the model called no tool is run again (up to three times).
 A per-request summary goes to CAIRN_E2E_CLI_REPORT (JSON and Markdown).
 """
 from __future__ import annotations
@@ -146,17 +147,17 @@ def write_report(report_dir, name: str, prompts: str, rows: list[dict], outcome:
     (report_dir / f"{name}-{prompts}.md").write_text("\n".join(lines) + "\n")
 
 
-@pytest.mark.parametrize("name", list(CLIENTS))
-def test_agent_cli_session(name, cli_bin_dir, cairn_server, scratch_repo, report_dir, prompts, tmp_path):
-    launcher, api = CLIENTS[name]
-    upstream, server_log = cairn_server
-    recorder = Recorder(upstream, tmp_path / "records")
+def run_session(name, launcher, api, cli_bin_dir, upstream, repo, tmp_path, prompts, attempt):
+    """One headless client session; returns (rows, outcome, context)."""
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repo, check=True)
+    subprocess.run(["git", "clean", "-qfd"], cwd=repo, check=True)
+    recorder = Recorder(upstream, tmp_path / f"records-{attempt}")
     try:
-        launch = launcher(cli_bin_dir, recorder.url, tmp_path, prompts)
+        launch = launcher(cli_bin_dir, recorder.url, tmp_path / f"client-{attempt}", prompts)
         started = time.time()
         limit = int(os.environ.get("CAIRN_E2E_CLI_TIMEOUT", "1800"))
         try:
-            done = subprocess.run(launch.argv, cwd=scratch_repo, env=child_env(launch), stdin=subprocess.DEVNULL,
+            done = subprocess.run(launch.argv, cwd=repo, env=child_env(launch), stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=limit)
             exit_code, stdout, stderr = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as e:
@@ -165,23 +166,44 @@ def test_agent_cli_session(name, cli_bin_dir, cairn_server, scratch_repo, report
         records = recorder.records()
     finally:
         recorder.close()
-
-    fixed = "a + b" in (scratch_repo / "main.py").read_text()
     rows = summarize(records, api)
-    write_report(report_dir, name, prompts, rows, {"wall_s": wall, "exit": exit_code, "fixed": fixed})
+    outcome = {"wall_s": wall, "exit": exit_code, "fixed": "a + b" in (repo / "main.py").read_text(),
+               "attempt": attempt}
     context = f"{name}: exit {exit_code}\nstdout: {stdout[-1500:]}\nstderr: {stderr[-1500:]}\nrows: {rows}"
+    return rows, outcome, context
 
-    generations = [r for r in rows if "prompt_tokens" in r]
-    assert generations, f"the client sent no generation request\n{context}"
-    errors = [r for r in rows if r["status"] >= 400]
-    assert not errors, f"requests answered with 4xx/5xx: {errors}\n{context}"
-    assert any(r["tool_result"] for r in generations), f"the client never executed a tool call\n{context}"
-    follow_ups = [r for r in generations if r["follow_up_of"] is not None]
-    assert follow_ups, f"no follow-up request in the session\n{context}"
-    for r in follow_ups:
-        assert r["cached_tokens"] is not None and r["common_prefix"] is not None, r
-        assert r["cached_tokens"] >= CACHED_FRACTION * r["common_prefix"], \
-            f"follow-up #{r['n']} reused {r['cached_tokens']} of {r['common_prefix']} common tokens\n{context}"
-    assert exit_code != "timeout", context
-    # The server is still healthy and logged no crash.
+
+# The protocol is checked on every attempt; what depends on the model's choices
+# (calling a tool at all, so that a follow-up exists) gets up to three sessions:
+# Claude Code samples at temperature 1, and a small model's argmax differs
+# between machines (AVX2 vs AVX-512 sums).
+ATTEMPTS = 3
+
+
+@pytest.mark.parametrize("name", list(CLIENTS))
+def test_agent_cli_session(name, cli_bin_dir, cairn_server, scratch_repo, report_dir, prompts, tmp_path):
+    launcher, api = CLIENTS[name]
+    upstream, server_log = cairn_server
+    for attempt in range(1, ATTEMPTS + 1):
+        rows, outcome, context = run_session(name, launcher, api, cli_bin_dir, upstream, scratch_repo, tmp_path,
+                                             prompts, attempt)
+        write_report(report_dir, name, prompts, rows, outcome)
+
+        generations = [r for r in rows if "prompt_tokens" in r]
+        assert generations, f"the client sent no generation request\n{context}"
+        errors = [r for r in rows if r["status"] >= 400]
+        assert not errors, f"requests answered with 4xx/5xx: {errors}\n{context}"
+        assert outcome["exit"] != "timeout", context
+        follow_ups = [r for r in generations if r["follow_up_of"] is not None]
+        for r in follow_ups:
+            assert r["cached_tokens"] is not None and r["common_prefix"] is not None, r
+            assert r["cached_tokens"] >= CACHED_FRACTION * r["common_prefix"], \
+                f"follow-up #{r['n']} reused {r['cached_tokens']} of {r['common_prefix']} common tokens\n{context}"
+        executed = any(r["tool_result"] for r in generations)
+        if executed and follow_ups:
+            break
+        print(f"\n{name}: attempt {attempt}: the model made no tool call the client could run "
+              f"(tool result seen: {executed}, follow-ups: {len(follow_ups)})", flush=True)
+    assert executed, f"the client never executed a tool call in {ATTEMPTS} sessions\n{context}"
+    assert follow_ups, f"no follow-up request in {ATTEMPTS} sessions\n{context}"
     assert "terminate called" not in server_log.read_text()

@@ -154,6 +154,21 @@ TEST(HttpServer, RequestFieldsReachTheEngine) {
   EXPECT_EQ(Parse(res->body)["x_cairn"]["spec"]["mode"], "lookup");
 }
 
+TEST(HttpServer, DefaultAnswerLimitAppliesOnlyWhenTheRequestSetsNone) {
+  ServerOptions options;
+  options.default_max_tokens = 3;
+  LiveServer live(options);
+  auto client = live.Client();
+  ASSERT_EQ(client.Post("/v1/chat/completions", ChatBody("a").dump(), "application/json")->status, 200);
+  EXPECT_EQ(live.service.last_options.max_tokens, 3);
+  ASSERT_EQ(client.Post("/v1/chat/completions", ChatBody("a", {{"max_tokens", 9}}).dump(), "application/json")->status,
+            200);
+  EXPECT_EQ(live.service.last_options.max_tokens, 9);
+  const Json responses = {{"model", "m"}, {"input", "a"}};
+  ASSERT_EQ(client.Post("/v1/responses", responses.dump(), "application/json")->status, 200);
+  EXPECT_EQ(live.service.last_options.max_tokens, 3);
+}
+
 TEST(HttpServer, ChatStreaming) {
   LiveServer live;
   StreamReply reply = PostStream(
