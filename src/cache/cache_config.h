@@ -35,6 +35,9 @@ struct PrefixCacheConfig {
   int max_checkpoints_per_path = 32;
   // Message-start checkpoints planned per request (the last N starts).
   int max_message_checkpoints = 4;
+  // Content-aware mark checkpoints planned per request (the first N
+  // volatile-looking line starts of the first turn; 0 = none).
+  int max_mark_checkpoints = 6;
 
   // Throws cairn::Error naming the offending field.
   void Validate() const;

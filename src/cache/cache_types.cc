@@ -12,6 +12,7 @@ std::string_view ToString(CheckpointKind kind) {
     case CheckpointKind::kRung: return "rung";
     case CheckpointKind::kAnchor: return "anchor";
     case CheckpointKind::kEnd: return "end";
+    case CheckpointKind::kMark: return "mark";
   }
   return "?";
 }
@@ -25,6 +26,7 @@ std::string_view ToString(HitKind kind) {
     case HitKind::kRung: return "rung";
     case HitKind::kAnchor: return "anchor";
     case HitKind::kEnd: return "end";
+    case HitKind::kMark: return "mark";
   }
   return "?";
 }
@@ -59,6 +61,7 @@ HitKind HitKindOf(CheckpointKind kind) {
     case CheckpointKind::kRung: return HitKind::kRung;
     case CheckpointKind::kAnchor: return HitKind::kAnchor;
     case CheckpointKind::kEnd: return HitKind::kEnd;
+    case CheckpointKind::kMark: return HitKind::kMark;
   }
   return HitKind::kMiss;
 }
@@ -73,6 +76,9 @@ void PrefixCacheConfig::Validate() const {
   }
   if (max_message_checkpoints < 0) {
     Fail("prefix cache: max_message_checkpoints must be >= 0 (got {})", max_message_checkpoints);
+  }
+  if (max_mark_checkpoints < 0) {
+    Fail("prefix cache: max_mark_checkpoints must be >= 0 (got {})", max_mark_checkpoints);
   }
 }
 

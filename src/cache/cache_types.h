@@ -26,11 +26,16 @@ enum class CheckpointKind : uint8_t {
   kRung,      // multiple of rung_tokens from position 0
   kAnchor,    // exact divergence point of a request that shared a long prefix but missed
   kEnd,       // end of prompt + verified generated tokens (taken after generation)
+  // Start of a line of the first turn that looks volatile across sessions (a
+  // path, date, hash, environment block; engine/volatile_lines.h): where
+  // another session's prompt is likely to diverge. Appended last: the disk
+  // tier stores kinds by value.
+  kMark,
 };
-inline constexpr int kNumCheckpointKinds = 5;
+inline constexpr int kNumCheckpointKinds = 6;
 
-enum class HitKind : uint8_t { kMiss, kTrim, kBoundary, kMessage, kRung, kAnchor, kEnd };
-inline constexpr int kNumHitKinds = 7;
+enum class HitKind : uint8_t { kMiss, kTrim, kBoundary, kMessage, kRung, kAnchor, kEnd, kMark };
+inline constexpr int kNumHitKinds = 8;
 
 enum class Role : uint8_t { kSystem, kUser, kAssistant, kTool, kOther };
 

@@ -9,9 +9,10 @@ namespace {
 // Higher wins when two reasons pick the same position.
 int KindRank(CheckpointKind kind) {
   switch (kind) {
-    case CheckpointKind::kBoundary: return 4;
-    case CheckpointKind::kAnchor: return 3;
-    case CheckpointKind::kMessage: return 2;
+    case CheckpointKind::kBoundary: return 5;
+    case CheckpointKind::kAnchor: return 4;
+    case CheckpointKind::kMessage: return 3;
+    case CheckpointKind::kMark: return 2;
     case CheckpointKind::kRung: return 1;
     case CheckpointKind::kEnd: return 0;
   }
@@ -55,6 +56,16 @@ std::vector<PlannedCheckpoint> PlanCheckpoints(const PrefixCacheConfig& config,
        ++it) {
     if (it->position > stable || !usable(it->position)) continue;
     add(it->position, CheckpointKind::kMessage);
+    ++taken;
+  }
+  // Content-aware marks: the first few volatile-looking line starts of the
+  // first turn (paths, dates, hashes), where another session's prompt of the
+  // same client tends to diverge; one state copy each inside the pass.
+  taken = 0;
+  for (const int64_t p : in.marks) {
+    if (taken >= config.max_mark_checkpoints) break;
+    if (p >= stable || !usable(p)) continue;
+    add(p, CheckpointKind::kMark);
     ++taken;
   }
   // Anchor at the exact divergence point when a long shared prefix could not be

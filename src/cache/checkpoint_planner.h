@@ -29,6 +29,8 @@ struct CheckpointPlanInput {
   int64_t reuse_tokens = 0;                // LookupResult::reuse_tokens
   int64_t lcp = 0;                         // LookupResult::lcp
   std::span<const int64_t> cached_checkpoints = {};  // LookupResult::cached_checkpoints
+  // Volatile-looking line starts of the first turn, strongest first (BuiltPrompt::marks).
+  std::span<const int64_t> marks = {};
 };
 
 struct PlannedCheckpoint {
@@ -39,7 +41,7 @@ struct PlannedCheckpoint {
 
 // Ascending, distinct positions; empty for dense models or a disabled cache.
 // On a position wanted for several reasons the kind is the most specific:
-// boundary > anchor > message > rung.
+// boundary > anchor > message > mark > rung.
 std::vector<PlannedCheckpoint> PlanCheckpoints(const PrefixCacheConfig& config,
                                                const CheckpointPlanInput& input);
 

@@ -49,6 +49,7 @@ int RetentionRank(CheckpointKind kind) {
     case CheckpointKind::kBoundary: return 3;
     case CheckpointKind::kMessage: return 2;
     case CheckpointKind::kEnd: return 1;
+    case CheckpointKind::kMark: return 1;
     case CheckpointKind::kRung: return 0;
   }
   return 0;

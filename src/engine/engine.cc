@@ -293,6 +293,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     in.reuse_tokens = hit.reuse_tokens;
     in.lcp = hit.lcp;
     in.cached_checkpoints = hit.cached_checkpoints;
+    in.marks = prompt.marks;
     plan = cache::PlanCheckpoints(cache_->ram().config(), in);
     for (const auto& p : plan) prefill.checkpoint_positions.push_back(p.position);
     prefill.on_checkpoint = [&](RecurrentSnapshotRef snap) {

@@ -1,12 +1,14 @@
 #include "engine/prompt_builder.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "engine/prompt_message_starts.h"
 #include "engine/prompt_messages.h"
 #include "engine/prompt_offsets.h"
+#include "engine/volatile_lines.h"
 
 namespace cairn::engine {
 namespace {
@@ -208,6 +210,41 @@ void PromptBuilder::ComputeMessageStarts(const Json& messages, const Json& tools
     previous = position;
     prompt.message_starts.push_back(
         {position, RoleOf(messages[i]["role"].get<std::string>())});
+  }
+  if (aligned) {
+    size_t first_turn_end = prompt.text.size();
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (RoleOf(messages[i]["role"].get<std::string>()) == cache::Role::kAssistant) {
+        first_turn_end = bytes[i];
+        break;
+      }
+    }
+    ComputeMarks(offsets, first_turn_end, prompt);
+  }
+}
+
+void PromptBuilder::ComputeMarks(const std::vector<size_t>& offsets, size_t first_turn_end,
+                                 BuiltPrompt& prompt) const {
+  // Fewer than the planner could ever take, more than the strongest few.
+  constexpr size_t kMaxMarks = 16;
+  constexpr int64_t kMarkSpacing = 16;  // tokens: one mark per cluster of volatile lines
+  struct Candidate {
+    int64_t position;
+    int score;
+  };
+  std::vector<Candidate> candidates;
+  for (const VolatileLine& line : FindVolatileLines(prompt.text, first_turn_end)) {
+    const int64_t position = TokenAtByte(offsets, line.offset);
+    if (position > 0) candidates.push_back({position, line.score});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  for (const Candidate& c : candidates) {
+    if (prompt.marks.size() == kMaxMarks) break;
+    const bool crowded = std::any_of(prompt.marks.begin(), prompt.marks.end(), [&](int64_t m) {
+      return std::abs(m - c.position) < kMarkSpacing;
+    });
+    if (!crowded) prompt.marks.push_back(c.position);
   }
 }
 

@@ -63,6 +63,11 @@ struct BuiltPrompt {
   bool reasoning_open = false;                    // generation starts inside reasoning
   bool closed_empty_reasoning = false;            // "<think>\n\n</think>\n\n" was appended
   bool bos_added = false;                         // BOS prepended outside the text
+  // Token positions of volatile-looking line starts in the first turn (before
+  // the first assistant message; engine/volatile_lines.h), strongest first,
+  // at least kMarkSpacing tokens apart: where the prefix cache's planner may
+  // snapshot a hybrid model's state (checkpoint kind "mark").
+  std::vector<int64_t> marks;
 };
 
 class PromptBuilder {
@@ -88,6 +93,8 @@ class PromptBuilder {
   // holds the folded list, so message starts are computed on what was rendered.
   std::string RenderFitting(Json& messages, const Json& tools, bool add_generation_prompt,
                             const Json& kwargs) const;
+  // BuiltPrompt::marks from the text before byte `first_turn_end`.
+  void ComputeMarks(const std::vector<size_t>& offsets, size_t first_turn_end, BuiltPrompt& prompt) const;
   std::string RenderMessages(const Json& messages, const Json& tools, bool add_generation_prompt,
                              const Json& kwargs) const;
   Json MergedKwargs(const Json& request_kwargs) const;

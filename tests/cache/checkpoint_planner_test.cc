@@ -106,5 +106,27 @@ TEST(CheckpointPlannerTest, CoincidingReasonsKeepTheMostSpecificKind) {
   EXPECT_EQ(plan[0].kind, CheckpointKind::kAnchor);
 }
 
+TEST(CheckpointPlannerTest, MarksTakeTheFirstFewUsableInPriorityOrder) {
+  // Marks come strongest first; the planner takes the first max_mark_checkpoints
+  // usable ones (below the boundary, above reuse, not cached already).
+  const std::vector<int64_t> marks = {700, 300, 9999, 50, 1200, 2000};
+  const std::vector<int64_t> cached = {1200};
+  PrefixCacheConfig config = Hybrid();
+  config.max_mark_checkpoints = 3;
+  CheckpointPlanInput in{.prompt_tokens = 10000, .stable_boundary = 9996, .reuse_tokens = 100,
+                         .cached_checkpoints = cached, .marks = marks};
+  const auto plan = PlanCheckpoints(config, in);
+  EXPECT_EQ(Positions(plan), (std::vector<int64_t>{300, 700, 2000, 4096, 8192, 9996}));
+  EXPECT_EQ(plan[0].kind, CheckpointKind::kMark);
+  EXPECT_EQ(plan[2].kind, CheckpointKind::kMark);
+  config.max_mark_checkpoints = 0;
+  EXPECT_EQ(Positions(PlanCheckpoints(config, in)), (std::vector<int64_t>{4096, 8192, 9996}));
+  // A message start at a mark's position keeps the message kind.
+  const std::vector<MessageStart> messages = {{0, Role::kSystem}, {300, Role::kUser}};
+  config.max_mark_checkpoints = 3;
+  in.messages = messages;
+  EXPECT_EQ(PlanCheckpoints(config, in)[0].kind, CheckpointKind::kMessage);
+}
+
 }  // namespace
 }  // namespace cairn::cache

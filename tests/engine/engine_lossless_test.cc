@@ -146,6 +146,38 @@ TEST(EnginePrefillTrace, ColdAndCachedRequestsTraceTheirSuffix) {
   ExpectTraceCovers(hit, 16);
 }
 
+// Hybrid: a second session whose system prompt differs from the first one's
+// only in its working-directory line resumes at the start of that line (a
+// "mark" checkpoint the first session's prefill took), not from zero, and
+// answers exactly as a cold run does.
+TEST(EngineMarks, AnotherSessionResumesAtTheVolatileLineItDivergesIn) {
+  EngineOptions o;
+  o.model_path = test::TinyModelPath("qwen35", DType::kF32, false);
+  o.threads = 2;
+  o.cache_min_reuse = 8;
+  o.spec_mode = "baseline";
+  const std::unique_ptr<Engine> engine = Engine::Create(o);
+  auto session = [](const std::string& dir) {
+    Json messages = Json::array();
+    messages.push_back({{"role", "system"},
+                        {"content", "You are a careful coding agent. Read files before editing them, keep changes "
+                                    "small, run the tests after every edit and report what changed.\n"
+                                    "Primary working directory: " + dir + "\nIs a git repository: true\n"
+                                    "Answer briefly."}});
+    messages.push_back({{"role", "user"}, {"content", "Fix the bug in add()."}});
+    return messages;
+  };
+  const GenerationResult first = Generate(*engine, session("/home/alice/proj-a"), "baseline", true, 8);
+  ASSERT_EQ(first.cached_tokens, 0);
+  const GenerationResult second = Generate(*engine, session("/home/bob/proj-b"), "baseline", true, 8);
+  EXPECT_EQ(second.cache["kind"], "mark") << second.cache.dump();
+  EXPECT_GT(second.cached_tokens, 16) << second.cache.dump();
+  EXPECT_LE(second.cached_tokens, second.cache["common_prefix"].get<int64_t>());
+  EXPECT_GE(second.cached_tokens + 8, second.cache["common_prefix"].get<int64_t>()) << second.cache.dump();
+  const GenerationResult cold = Generate(*engine, session("/home/bob/proj-b"), "baseline", false, 8);
+  EXPECT_EQ(second.completion_ids, cold.completion_ids);
+}
+
 // `store_in_cache = false` reads the cache and leaves it exactly as it was:
 // repeating such a hit sees the same entries, reuses the same tokens and
 // answers the same; the storing run that follows reuses as much again.
