@@ -58,9 +58,11 @@ std::vector<PlannedCheckpoint> PlanCheckpoints(const PrefixCacheConfig& config,
     add(it->position, CheckpointKind::kMessage);
     ++taken;
   }
-  // Content-aware marks: the first few volatile-looking line starts of the
-  // first turn (paths, dates, hashes), where another session's prompt of the
-  // same client tends to diverge; one state copy each inside the pass.
+  // Content-aware marks: the first few usable volatile-looking line starts of
+  // the first turn (paths, dates, hashes), where another session's prompt of
+  // the same client tends to diverge; one state copy each inside the pass.
+  // Marks already cached on this prefix are not usable, so successive
+  // sessions plant them further along the prompt.
   taken = 0;
   for (const int64_t p : in.marks) {
     if (taken >= config.max_mark_checkpoints) break;

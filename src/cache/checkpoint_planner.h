@@ -29,7 +29,7 @@ struct CheckpointPlanInput {
   int64_t reuse_tokens = 0;                // LookupResult::reuse_tokens
   int64_t lcp = 0;                         // LookupResult::lcp
   std::span<const int64_t> cached_checkpoints = {};  // LookupResult::cached_checkpoints
-  // Volatile-looking line starts of the first turn, strongest first (BuiltPrompt::marks).
+  // Volatile-looking line starts of the first turn, ascending (BuiltPrompt::marks).
   std::span<const int64_t> marks = {};
 };
 

@@ -71,11 +71,12 @@ bool PrefixCache::PickVictim(bool shed_only, Victim* out) const {
       uint64_t deeper = node->newest_below;
       for (int i = static_cast<int>(node->checkpoints.size()) - 1; i >= 0; --i) {
         const CheckpointEntry& c = node->checkpoints[i];
-        // Under memory pressure (shed_only) shallow rungs of a single-entry
+        // Under memory pressure (shed_only) shallow rungs and marks of a single-entry
         // path go too: a deeper checkpoint of the same conversation serves
         // its next turn, and other sessions share nothing below this node.
         const bool supersedable = c.kind == CheckpointKind::kBoundary || c.kind == CheckpointKind::kMessage ||
-                                  c.kind == CheckpointKind::kEnd || (shed_only && c.kind == CheckpointKind::kRung);
+                                  c.kind == CheckpointKind::kEnd ||
+                                  (shed_only && (c.kind == CheckpointKind::kRung || c.kind == CheckpointKind::kMark));
         if (supersedable && deeper > c.last_use.load()) {
           offer({node, i, 1, c.last_use.load(), c.position, EvictReason::kSuperseded});
         }

@@ -1,7 +1,6 @@
 #include "engine/prompt_builder.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -225,26 +224,22 @@ void PromptBuilder::ComputeMessageStarts(const Json& messages, const Json& tools
 
 void PromptBuilder::ComputeMarks(const std::vector<size_t>& offsets, size_t first_turn_end,
                                  BuiltPrompt& prompt) const {
-  // Fewer than the planner could ever take, more than the strongest few.
-  constexpr size_t kMaxMarks = 16;
+  // The planner takes a few per request (the first usable ones), so later
+  // sessions can reach lines this far into the first turn.
+  constexpr size_t kMaxMarks = 64;
   constexpr int64_t kMarkSpacing = 16;  // tokens: one mark per cluster of volatile lines
-  struct Candidate {
-    int64_t position;
-    int score;
-  };
-  std::vector<Candidate> candidates;
+  std::vector<int64_t> candidates;
   for (const VolatileLine& line : FindVolatileLines(prompt.text, first_turn_end)) {
     const int64_t position = TokenAtByte(offsets, line.offset);
-    if (position > 0) candidates.push_back({position, line.score});
+    if (position > 0) candidates.push_back(position);
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-  for (const Candidate& c : candidates) {
+  // In prompt order: another session diverges at the first line that differs,
+  // so the earliest volatile lines matter most. Marks an earlier session
+  // already planted on this prefix are cached, and the planner skips them, so
+  // the next session's marks move on to later lines.
+  for (const int64_t position : candidates) {
     if (prompt.marks.size() == kMaxMarks) break;
-    const bool crowded = std::any_of(prompt.marks.begin(), prompt.marks.end(), [&](int64_t m) {
-      return std::abs(m - c.position) < kMarkSpacing;
-    });
-    if (!crowded) prompt.marks.push_back(c.position);
+    if (prompt.marks.empty() || position - prompt.marks.back() >= kMarkSpacing) prompt.marks.push_back(position);
   }
 }
 

@@ -54,10 +54,15 @@ bool HasHexHash(std::string_view line) {
   return false;
 }
 
-// "/a/b": two path segments after a slash that starts a token.
-bool HasAbsolutePath(std::string_view line) {
+// "/a/b" (two path segments after a slash that starts a token) or a relative
+// "../a/b", "./a/b".
+bool HasPath(std::string_view line) {
   for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] != '/' || (i > 0 && (IsWordChar(line[i - 1]) || line[i - 1] == '/'))) continue;
+    if (line[i] != '/') continue;
+    const bool absolute = i == 0 || !(IsWordChar(line[i - 1]) || line[i - 1] == '/');
+    const bool relative = (i >= 2 && line.substr(i - 2, 2) == ".." && (i == 2 || !IsWordChar(line[i - 3]))) ||
+                          (i >= 1 && line[i - 1] == '.' && (i == 1 || !IsWordChar(line[i - 2])));
+    if (!absolute && !relative) continue;
     size_t j = i + 1;
     while (j < line.size() && IsWordChar(line[j])) ++j;
     if (j > i + 1 && j + 1 < line.size() && line[j] == '/' && IsWordChar(line[j + 1])) return true;
@@ -79,7 +84,7 @@ int Score(std::string_view line) {
     if (lower.find(k) != std::string::npos) return 2;
   }
   if (HasDate(line) || HasHexHash(line)) return 2;
-  return HasAbsolutePath(line) ? 1 : 0;
+  return HasPath(line) ? 1 : 0;
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 //
 // Scores: 2 = a strong signal (a home or temp path, a date, a hex hash, a
 // keyword such as "working directory", "git status", "<env>"); 1 = any other
-// absolute path. Generic text scores 0 and is not returned.
+// absolute path, or a relative one starting with ./ or ../. Generic text
+// scores 0 and is not returned.
 #pragma once
 
 #include <cstddef>

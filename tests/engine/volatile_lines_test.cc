@@ -22,6 +22,8 @@ TEST(VolatileLines, StrongWeakAndPlainLines) {
   EXPECT_EQ(Scores("01dd4a5 init"), (std::vector<int>{2}));
   EXPECT_EQ(Scores("<env>"), (std::vector<int>{2}));
   EXPECT_EQ(Scores("see /usr/share/doc for more"), (std::vector<int>{1}));
+  EXPECT_EQ(Scores("--- Context from: ../proj/.qwen/output-language.md ---"), (std::vector<int>{1}));
+  EXPECT_EQ(Scores("run ./scripts/test.sh"), (std::vector<int>{1}));
   for (const char* plain : {"You are a helpful assistant.", "use a/b/c relative paths", "deadbeef is a word",
                             "version 1.2.3", "http://x", "1234567 is a number", "abcdefab letters only"}) {
     EXPECT_TRUE(Scores(plain).empty()) << plain;
