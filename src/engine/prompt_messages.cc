@@ -69,14 +69,15 @@ Json FoldLateSystemMessages(const Json& messages, int* folded) {
   for (size_t i = 0; i < messages.size(); ++i) {
     const Json& message = messages[i];
     if (is_late_system(message, i)) {
-      const Json& content = message["content"];
+      const auto content = message.find("content");
       if (!pending.empty()) pending += "\n\n";
-      pending += content.is_string() ? content.get<std::string>() : std::string();
+      if (content != message.end() && content->is_string()) pending += content->get<std::string>();
       ++*folded;
       continue;
     }
     Json copy = message;
-    if (!pending.empty() && copy.value("role", std::string()) == "user" && copy["content"].is_string()) {
+    if (!pending.empty() && copy.value("role", std::string()) == "user" && copy.contains("content") &&
+        copy["content"].is_string()) {
       copy["content"] = pending + "\n\n" + copy["content"].get<std::string>();
       pending.clear();
     }
@@ -84,7 +85,7 @@ Json FoldLateSystemMessages(const Json& messages, int* folded) {
   }
   if (!pending.empty()) {
     for (size_t i = out.size(); i-- > 0;) {
-      if (out[i].value("role", std::string()) == "user" && out[i]["content"].is_string()) {
+      if (out[i].value("role", std::string()) == "user" && out[i].contains("content") && out[i]["content"].is_string()) {
         out[i]["content"] = out[i]["content"].get<std::string>() + "\n\n" + pending;
         pending.clear();
         break;
