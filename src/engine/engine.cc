@@ -88,8 +88,10 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   const auto token_text = [&](tokenizer::TokenId id) {
     return id >= 0 && id < static_cast<int32_t>(vocab.size()) ? vocab.tokens[static_cast<size_t>(id)] : std::string();
   };
-  e->prompt_builder_ =
-      std::make_unique<PromptBuilder>(*e->tokenizer_, vocab.chat_template, token_text(vocab.bos), token_text(vocab.eos));
+  PromptBuilderOptions prompt_options;
+  prompt_options.volatile_marks = cfg.checkpointed();  // marks serve checkpoint placement only
+  e->prompt_builder_ = std::make_unique<PromptBuilder>(*e->tokenizer_, vocab.chat_template, token_text(vocab.bos),
+                                                       token_text(vocab.eos), std::move(prompt_options));
   e->context_ = options.context > 0 ? options.context : std::min<int64_t>(cfg.n_ctx_train, 65536);
   e->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::DefaultThreadCount());
   e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);

@@ -210,7 +210,7 @@ void PromptBuilder::ComputeMessageStarts(const Json& messages, const Json& tools
     prompt.message_starts.push_back(
         {position, RoleOf(messages[i]["role"].get<std::string>())});
   }
-  if (aligned) {
+  if (aligned && options_.volatile_marks) {
     size_t first_turn_end = prompt.text.size();
     for (size_t i = 0; i < messages.size(); ++i) {
       if (RoleOf(messages[i]["role"].get<std::string>()) == cache::Role::kAssistant) {

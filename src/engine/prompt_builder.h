@@ -52,6 +52,9 @@ struct PromptBuilderOptions {
   std::function<std::tm()> clock;
   // Measure the unstable tail at construction (three variants, a few renders).
   bool probe_unstable_tail = true;
+  // Fill BuiltPrompt::marks (only checkpointed models use them; dense models
+  // resume anywhere and skip the scan).
+  bool volatile_marks = true;
 };
 
 struct BuiltPrompt {
