@@ -20,8 +20,8 @@ std::set<std::string, std::less<>> ToolNames(const Json& tools) {
   std::set<std::string, std::less<>> names;
   if (!tools.is_array()) return names;
   for (const Json& tool : tools) {
-    const Json* function = tool.is_object() && tool.contains("function") ? &tool["function"] : &tool;
-    if (function->is_object() && function->contains("name") && (*function)["name"].is_string()) {
+    const Json* function = ToolFunction(tool);
+    if (function != nullptr && function->contains("name") && (*function)["name"].is_string()) {
       names.insert((*function)["name"].get<std::string>());
     }
   }

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "engine/json_rewriter.h"
+#include "engine/tool_calls.h"
 
 namespace cairn::engine {
 namespace {
@@ -44,9 +45,9 @@ bool CouldBeTag(std::string_view tag) {
 std::string SchemaType(const Json& tools, const std::string& name, const std::string& key) {
   if (!tools.is_array()) return {};
   for (const Json& tool : tools) {
-    if (!tool.is_object()) continue;
-    const Json& fn = tool.contains("function") ? tool["function"] : tool;
-    if (!fn.is_object() || fn.value("name", std::string()) != name) continue;
+    const Json* function = ToolFunction(tool);
+    if (function == nullptr || function->value("name", std::string()) != name) continue;
+    const Json& fn = *function;
     const Json* params = fn.contains("parameters") ? &fn["parameters"] : nullptr;
     if (params == nullptr || !params->is_object() || !params->contains("properties")) return {};
     const Json& props = (*params)["properties"];

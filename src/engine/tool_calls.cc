@@ -27,6 +27,12 @@ const std::vector<std::string>& ToolCallOpeners() {
   return openers;
 }
 
+const Json* ToolFunction(const Json& tool) {
+  if (!tool.is_object()) return nullptr;
+  const Json* function = tool.contains("function") ? &tool["function"] : &tool;
+  return function->is_object() ? function : nullptr;
+}
+
 std::string NewToolCallId() {
   thread_local std::mt19937_64 rng(std::random_device{}());
   const uint64_t a = rng();

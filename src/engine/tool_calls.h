@@ -41,6 +41,10 @@ ParsedToolCalls ParseToolCalls(std::string_view text,
 // OpenAI message.tool_calls: [{id, type: "function", function: {name, arguments}}].
 nlohmann::ordered_json ToOpenAiToolCalls(const std::vector<ToolCall>& calls);
 
+// The function object of one OpenAI tool definition ({type, function: {...}}
+// or a bare {name, parameters}); null when it is not an object.
+const nlohmann::ordered_json* ToolFunction(const nlohmann::ordered_json& tool);
+
 // A fresh "call_<24 hex>" id.
 std::string NewToolCallId();
 
