@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/request_parser.h"
+#include "server/server_options.h"
 
 namespace cairn::server {
 
@@ -42,9 +43,6 @@ std::vector<std::string> ParseStop(const Json& stop, const std::string& name = "
 // Options every API shares: sampling, penalties, limits (max_tokens), stop,
 // stream, Cairn's extensions (spec, cache_prompt, ...). Unknown fields are
 // ignored, so a dialect's own spellings (stop_sequences) never collide.
-// Answer length when the request gives no max_tokens / max_output_tokens.
-inline constexpr int kDefaultAnswerTokens = 8192;
-
 void ParseSharedOptions(const Json& body, ParsedRequest& request);
 
 // Parses body as a JSON object, runs `fields` (the dialect's own fields),

@@ -7,6 +7,10 @@
 
 namespace cairn::server {
 
+// Answer length of a request that sets no max_tokens / max_output_tokens
+// (the default of --default-max-tokens).
+inline constexpr int kDefaultAnswerTokens = 8192;
+
 struct ServerOptions {
   // Loopback by default: the server has no TLS, and an API key is optional.
   std::string host = "127.0.0.1";
@@ -27,9 +31,8 @@ struct ServerOptions {
   // billing-header line) so a session's requests share their prefix
   // (server/prompt_normalize.h). `--no-prompt-normalize` turns it off.
   bool prompt_normalize = true;
-  // Answer limit of requests that set none (kDefaultAnswerTokens in
-  // request_fields.h; `--default-max-tokens`).
-  int default_max_tokens = 8192;
+  // Answer limit of requests that set none (`--default-max-tokens`).
+  int default_max_tokens = kDefaultAnswerTokens;
 };
 
 }  // namespace cairn::server
