@@ -38,6 +38,18 @@ struct PrefixCacheConfig {
   // Content-aware mark checkpoints planned per request (the first N
   // volatile-looking line starts of the first turn; 0 = none).
   int max_mark_checkpoints = 6;
+  // Reply tails (--cache-tail-tokens): after a generation, the last this-many
+  // positions of the reply (at least) stay restorable (kind kTail); 0 = off.
+  // Each logged token costs ~2 conv_dim + 2 n_v floats per recurrent layer
+  // (~0.9 MiB on a 0.8B Qwen3.5), so the tail is short.
+  int64_t tail_tokens = 16;
+  // Checkpoint bytes (recurrent snapshots and tail logs) are held to this
+  // fraction of budget_bytes (--cache-checkpoint-fraction); past it,
+  // checkpoints go before KV blocks do, fine ones never hit first.
+  double checkpoint_budget_fraction = 0.5;
+  size_t checkpoint_budget_bytes() const {
+    return static_cast<size_t>(static_cast<double>(budget_bytes) * checkpoint_budget_fraction);
+  }
 
   // Throws cairn::Error naming the offending field.
   void Validate() const;

@@ -13,6 +13,7 @@ std::string_view ToString(CheckpointKind kind) {
     case CheckpointKind::kAnchor: return "anchor";
     case CheckpointKind::kEnd: return "end";
     case CheckpointKind::kMark: return "mark";
+    case CheckpointKind::kTail: return "tail";
   }
   return "?";
 }
@@ -27,6 +28,7 @@ std::string_view ToString(HitKind kind) {
     case HitKind::kAnchor: return "anchor";
     case HitKind::kEnd: return "end";
     case HitKind::kMark: return "mark";
+    case HitKind::kTail: return "tail";
   }
   return "?";
 }
@@ -50,6 +52,7 @@ std::string_view ToString(EvictReason reason) {
     case EvictReason::kLadderCap: return "ladder_cap";
     case EvictReason::kShed: return "shed";
     case EvictReason::kClear: return "clear";
+    case EvictReason::kCheckpointBudget: return "checkpoint_budget";
   }
   return "?";
 }
@@ -62,6 +65,7 @@ HitKind HitKindOf(CheckpointKind kind) {
     case CheckpointKind::kAnchor: return HitKind::kAnchor;
     case CheckpointKind::kEnd: return HitKind::kEnd;
     case CheckpointKind::kMark: return HitKind::kMark;
+    case CheckpointKind::kTail: return HitKind::kTail;
   }
   return HitKind::kMiss;
 }
@@ -79,6 +83,10 @@ void PrefixCacheConfig::Validate() const {
   }
   if (max_mark_checkpoints < 0) {
     Fail("prefix cache: max_mark_checkpoints must be >= 0 (got {})", max_mark_checkpoints);
+  }
+  if (tail_tokens < 0) Fail("prefix cache: --cache-tail-tokens must be >= 0 (got {})", tail_tokens);
+  if (!(checkpoint_budget_fraction > 0.0 && checkpoint_budget_fraction <= 1.0)) {
+    Fail("prefix cache: --cache-checkpoint-fraction must be in (0, 1] (got {})", checkpoint_budget_fraction);
   }
 }
 

@@ -31,11 +31,16 @@ enum class CheckpointKind : uint8_t {
   // another session's prompt is likely to diverge. Appended last: the disk
   // tier stores kinds by value.
   kMark,
+  // A reply tail (model/reply_tail.h): the state before the last tokens of a
+  // generated reply plus their recurrence inputs, so any position among them
+  // is restorable by replaying; the next prompt's re-rendered copy of the
+  // reply diverges near its end. The disk tier keeps only the base state.
+  kTail,
 };
-inline constexpr int kNumCheckpointKinds = 6;
+inline constexpr int kNumCheckpointKinds = 7;
 
-enum class HitKind : uint8_t { kMiss, kTrim, kBoundary, kMessage, kRung, kAnchor, kEnd, kMark };
-inline constexpr int kNumHitKinds = 8;
+enum class HitKind : uint8_t { kMiss, kTrim, kBoundary, kMessage, kRung, kAnchor, kEnd, kMark, kTail };
+inline constexpr int kNumHitKinds = 9;
 
 enum class Role : uint8_t { kSystem, kUser, kAssistant, kTool, kOther };
 
@@ -46,8 +51,9 @@ enum class EvictReason : uint8_t {
   kLadderCap,   // thinning a path over max_checkpoints_per_path
   kShed,        // memory-pressure shed
   kClear,       // Clear() / model unload
+  kCheckpointBudget,  // checkpoint bytes over their share of the budget
 };
-inline constexpr int kNumEvictReasons = 6;
+inline constexpr int kNumEvictReasons = 7;
 
 std::string_view ToString(CheckpointKind kind);
 std::string_view ToString(HitKind kind);
@@ -95,8 +101,11 @@ struct LookupResult {
   // ceil(reuse_tokens / B) frozen blocks (pointer copies). The last one may be
   // partially valid; the engine copy-on-writes before writing into it.
   KvBlockTable blocks;
-  // Hybrid only: recurrent state at exactly reuse_tokens.
+  // Hybrid only: recurrent state at exactly reuse_tokens, or a reply tail's
+  // at reuse_tokens - replay_tokens whose log the engine replays
+  // (model::Model::RestorePrefix).
   RecurrentSnapshotRef snapshot;
+  int64_t replay_tokens = 0;
   // True common-prefix length with the best cached path (may exceed reuse).
   int64_t lcp = 0;
   // Checkpoint positions already cached along the matched path (<= lcp);
@@ -121,6 +130,8 @@ struct CacheStats {
   uint64_t evicted_bytes = 0;
   size_t bytes_held = 0;
   size_t budget_bytes = 0;
+  size_t checkpoint_bytes = 0;          // snapshots and reply-tail logs (part of bytes_held)
+  size_t checkpoint_budget_bytes = 0;
   int64_t blocks_held = 0;
   int64_t checkpoints_held = 0;
   int64_t nodes = 0;
@@ -133,6 +144,7 @@ struct CheckpointInfo {
   size_t bytes = 0;
   uint64_t hits = 0;
   uint64_t last_use = 0;   // cache clock (one tick per lookup/insert)
+  int64_t replay_tokens = 0;  // reply tail: positions after `position` it restores
 };
 
 // One root-to-leaf path (a conversation or branch) for GET /cache.

@@ -15,6 +15,7 @@ int KindRank(CheckpointKind kind) {
     case CheckpointKind::kMark: return 2;
     case CheckpointKind::kRung: return 1;
     case CheckpointKind::kEnd: return 0;
+    case CheckpointKind::kTail: return 0;
   }
   return 0;
 }

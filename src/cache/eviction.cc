@@ -14,6 +14,8 @@
 //      go (no child is ever orphaned), so an entry shrinks from its tail and
 //      shared prefixes (touched by every entry that uses them, so never older
 //      than their descendants) are evicted last.
+// Before that, checkpoint bytes alone are held to the checkpoint budget
+// (PickCheckpointVictim): fine checkpoints that never served a hit go first.
 #include "cache/prefix_cache.h"
 
 #include <algorithm>
@@ -88,9 +90,48 @@ bool PrefixCache::PickVictim(bool shed_only, Victim* out) const {
   return found;
 }
 
+bool PrefixCache::PickCheckpointVictim(Victim* out) const {
+  // Tiers, each least-recently-used first (deeper first on a tie):
+  //   0. fine checkpoints (rung, mark, tail) that never served a hit:
+  //      placements that did not pay off;
+  //   1. fine checkpoints that did;
+  //   2. boundary, message and end checkpoints (a conversation's resume points);
+  //   3. anchors (where several sessions fan out).
+  bool found = false;
+  std::vector<const TrieNode*> stack{root_.get()};
+  while (!stack.empty()) {
+    const TrieNode* node = stack.back();
+    stack.pop_back();
+    for (const auto& child : node->children) stack.push_back(child.get());
+    for (size_t i = 0; i < node->checkpoints.size(); ++i) {
+      const CheckpointEntry& c = node->checkpoints[i];
+      const bool fine = c.kind == CheckpointKind::kRung || c.kind == CheckpointKind::kMark ||
+                        c.kind == CheckpointKind::kTail;
+      const int tier = fine ? (c.hits.load() == 0 ? 0 : 1) : c.kind == CheckpointKind::kAnchor ? 3 : 2;
+      const Victim v{const_cast<TrieNode*>(node), static_cast<int>(i), tier, c.last_use.load(), c.position,
+                     EvictReason::kCheckpointBudget};
+      if (!found || v.Before(*out)) {
+        *out = v;
+        found = true;
+      }
+    }
+  }
+  return found;
+}
+
+void PrefixCache::AddSnapshotBytes(const RecurrentSnapshot* snapshot) {
+  ledger_.Add(snapshot, snapshot->held_bytes());
+  checkpoint_ledger_.Add(snapshot, snapshot->held_bytes());
+}
+
+size_t PrefixCache::RemoveSnapshotBytes(const RecurrentSnapshot* snapshot) {
+  checkpoint_ledger_.Remove(snapshot);
+  return ledger_.Remove(snapshot);
+}
+
 void PrefixCache::RemoveCheckpoint(TrieNode* node, size_t index, EvictReason reason) {
   CheckpointEntry& c = node->checkpoints[index];
-  evicted_bytes_.fetch_add(ledger_.Remove(c.snapshot.get()), std::memory_order_relaxed);
+  evicted_bytes_.fetch_add(RemoveSnapshotBytes(c.snapshot.get()), std::memory_order_relaxed);
   node->checkpoints.erase(node->checkpoints.begin() + static_cast<std::ptrdiff_t>(index));
   --checkpoints_;
   evictions_[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
@@ -99,7 +140,7 @@ void PrefixCache::RemoveCheckpoint(TrieNode* node, size_t index, EvictReason rea
 void PrefixCache::RemoveLeaf(TrieNode* leaf, EvictReason reason) {
   CAIRN_CHECK(leaf->is_leaf() && leaf->parent != nullptr);
   size_t freed = 0;
-  for (const CheckpointEntry& c : leaf->checkpoints) freed += ledger_.Remove(c.snapshot.get());
+  for (const CheckpointEntry& c : leaf->checkpoints) freed += RemoveSnapshotBytes(c.snapshot.get());
   checkpoints_ -= static_cast<int64_t>(leaf->checkpoints.size());
   freed += ledger_.Remove(leaf->block.get());
   evicted_bytes_.fetch_add(freed, std::memory_order_relaxed);
@@ -126,6 +167,7 @@ void PrefixCache::EvictVictim(const Victim& v, EvictReason reason) {
 
 void PrefixCache::EvictToBudget() {
   Victim v;
+  while (checkpoint_ledger_.total() > checkpoint_budget_bytes_ && PickCheckpointVictim(&v)) EvictVictim(v, v.reason);
   while (ledger_.total() > budget_bytes_ && PickVictim(false, &v)) EvictVictim(v, v.reason);
 }
 
@@ -177,6 +219,7 @@ void PrefixCache::ReleaseAll(EvictReason reason) {
   }
   root_->leaves = 0;
   ledger_.Clear();
+  checkpoint_ledger_.Clear();
   nodes_ = 0;
   checkpoints_ = 0;
 }
@@ -189,6 +232,7 @@ void PrefixCache::Clear() {
 void PrefixCache::SetBudget(size_t budget_bytes) {
   std::unique_lock lock(mu_);
   budget_bytes_ = budget_bytes;
+  checkpoint_budget_bytes_ = static_cast<size_t>(static_cast<double>(budget_bytes) * config_.checkpoint_budget_fraction);
   EvictToBudget();
 }
 

@@ -40,8 +40,9 @@ std::vector<EntryInfo> PrefixCache::List() const {
       if (p->leaves > 1) e.shared_tokens = p->end();
       count(p->block.get(), p->block->bytes(), exclusive);
       for (const CheckpointEntry& c : p->checkpoints) {
-        count(c.snapshot.get(), c.snapshot->bytes(), exclusive);
-        e.checkpoints.push_back({c.position, c.kind, c.snapshot->bytes(), c.hits.load(), c.last_use.load()});
+        count(c.snapshot.get(), c.snapshot->held_bytes(), exclusive);
+        e.checkpoints.push_back({c.position, c.kind, c.snapshot->held_bytes(), c.hits.load(), c.last_use.load(),
+                                 static_cast<int64_t>(c.snapshot->replay_tokens().size())});
       }
     }
     entries.push_back(std::move(e));
@@ -67,6 +68,8 @@ CacheStats PrefixCache::Stats() const {
   std::shared_lock lock(mu_);
   s.bytes_held = ledger_.total();
   s.budget_bytes = budget_bytes_;
+  s.checkpoint_bytes = checkpoint_ledger_.total();
+  s.checkpoint_budget_bytes = checkpoint_budget_bytes_;
   s.checkpoints_held = checkpoints_;
   s.nodes = nodes_;
   s.entries = root_->leaves;
@@ -86,7 +89,9 @@ void PrefixCache::CheckInvariants() const {
   std::unique_lock lock(mu_);
   const int64_t block = config_.block_tokens;
   std::unordered_set<const void*> objects;
+  std::unordered_set<const void*> checkpoint_objects;
   size_t bytes = 0;
+  size_t checkpoint_bytes = 0;
   int64_t nodes = 0;
   int64_t checkpoints = 0;
   auto account = [&](const void* object, size_t size) {
@@ -126,7 +131,8 @@ void PrefixCache::CheckInvariants() const {
       CAIRN_CHECK(c.position > node->start && c.position <= node->end());
       CAIRN_CHECK(c.snapshot != nullptr && c.snapshot->position() == c.position);
       CAIRN_CHECK(c.last_use.load() >= c.created);
-      account(c.snapshot.get(), c.snapshot->bytes());
+      account(c.snapshot.get(), c.snapshot->held_bytes());
+      if (checkpoint_objects.insert(c.snapshot.get()).second) checkpoint_bytes += c.snapshot->held_bytes();
       ++checkpoints;
     }
   }
@@ -141,6 +147,9 @@ void PrefixCache::CheckInvariants() const {
   CAIRN_CHECK(bytes == ledger_.total());
   CAIRN_CHECK(objects.size() == ledger_.objects());
   CAIRN_CHECK(ledger_.total() <= budget_bytes_);
+  CAIRN_CHECK(checkpoint_bytes == checkpoint_ledger_.total());
+  CAIRN_CHECK(checkpoint_ledger_.objects() == checkpoint_objects.size());
+  CAIRN_CHECK(checkpoint_ledger_.total() <= checkpoint_budget_bytes_);
 }
 
 }  // namespace cairn::cache

@@ -31,7 +31,10 @@ std::vector<Token> CachedContinuation(const TrieNode* node, int64_t offset, size
 }  // namespace
 
 PrefixCache::PrefixCache(const PrefixCacheConfig& config)
-    : config_(config), root_(std::make_unique<TrieNode>()), budget_bytes_(config.budget_bytes) {
+    : config_(config),
+      root_(std::make_unique<TrieNode>()),
+      budget_bytes_(config.budget_bytes),
+      checkpoint_budget_bytes_(config.checkpoint_budget_bytes()) {
   config_.Validate();
   root_->leaves = 0;
 }
@@ -62,15 +65,28 @@ LookupResult PrefixCache::Lookup(const LookupRequest& request) {
   int64_t pos = 0;
   const TrieNode* div_child = nullptr;
   int64_t div_common = 0;
-  // Hybrid: deepest checkpoint usable for this prompt (position <= lcp and < n).
+  // Hybrid: the checkpoint reaching deepest into this prompt (position <=
+  // lcp and < n). A reply tail reaches past its position as far as its
+  // logged tokens match the prompt's (capped by lcp after the walk: the KV of
+  // a tail's later blocks may have been evicted); on equal reach the plain
+  // checkpoint wins (nothing to replay).
   const TrieNode* best_node = nullptr;
   const CheckpointEntry* best = nullptr;
+  int64_t best_reach = 0;
   auto consider = [&](const TrieNode* holder, int64_t limit) {
     for (const CheckpointEntry& c : holder->checkpoints) {
       if (c.position > limit || c.position >= n) break;  // ascending positions
-      if (best == nullptr || c.position > best->position) {
+      int64_t reach = c.position;
+      const std::vector<int32_t>& logged = c.snapshot->replay_tokens();
+      if (!logged.empty()) {
+        reach += CommonPrefix(logged, tokens.subspan(static_cast<size_t>(c.position)));
+        reach = std::min(reach, n - 1);
+      }
+      if (best == nullptr || reach > best_reach ||
+          (reach == best_reach && c.snapshot->replay_tokens().size() < best->snapshot->replay_tokens().size())) {
         best = &c;
         best_node = holder;
+        best_reach = reach;
       }
     }
   };
@@ -135,11 +151,15 @@ LookupResult PrefixCache::Lookup(const LookupRequest& request) {
       r.reuse_tokens = reuse;
       tail = div_child;
     }
-  } else if (best != nullptr && best->position >= config_.min_reuse) {
-    r.kind = HitKindOf(best->kind);
-    r.reuse_tokens = best->position;
+  } else if (best != nullptr && std::min(best_reach, r.lcp) >= config_.min_reuse) {
+    r.reuse_tokens = std::min(best_reach, r.lcp);
+    r.replay_tokens = r.reuse_tokens - best->position;
+    r.kind = r.replay_tokens > 0 ? HitKind::kTail : HitKindOf(best->kind);
     r.snapshot = best->snapshot;
-    tail = best_node;
+    // The node holding the last reused block, when it lies beyond `path`:
+    // the checkpoint's own, or for a tail replayed into the next block, the
+    // divergence-level child (which holds the prompt's tokens up to lcp).
+    tail = best_node->start / block == (r.reuse_tokens - 1) / block ? best_node : div_child;
     best->last_use.Max(now);
     best->hits.Add(1);
   } else {

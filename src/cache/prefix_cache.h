@@ -16,8 +16,9 @@
 //      seq.blocks, snapshots taken). A failed request simply never inserts:
 //      nothing it computed reaches the cache, so nothing must be invalidated.
 //
-// Memory: bytes held = unique KV blocks + unique snapshots, <= budget after
-// every call. Evicting only drops the cache's references: a running request
+// Memory: bytes held = unique KV blocks + unique snapshots (with reply-tail
+// logs), <= budget after every call; snapshot bytes alone <= the checkpoint
+// budget (config.checkpoint_budget_fraction of it). Evicting only drops the cache's references: a running request
 // keeps its blocks/snapshots alive through its own shared_ptrs.
 //
 // Thread safety: all methods are safe to call concurrently. Lookup, List and
@@ -103,18 +104,24 @@ class PrefixCache {
   // Eviction (eviction.cc; exclusive lock held).
   void EvictToBudget();
   bool PickVictim(bool shed_only, Victim* victim) const;
+  bool PickCheckpointVictim(Victim* victim) const;
   void EvictVictim(const Victim& victim, EvictReason reason);
   void RemoveCheckpoint(TrieNode* node, size_t index, EvictReason reason);
   void RemoveLeaf(TrieNode* leaf, EvictReason reason);
   void ReleaseAll(EvictReason reason);
+  // Snapshot accounting: the total ledger and the checkpoint ledger move together.
+  void AddSnapshotBytes(const RecurrentSnapshot* snapshot);
+  size_t RemoveSnapshotBytes(const RecurrentSnapshot* snapshot);  // bytes freed
 
   uint64_t Tick() { return clock_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
   PrefixCacheConfig config_;
   mutable std::shared_mutex mu_;
   std::unique_ptr<TrieNode> root_;
-  ByteLedger ledger_;
+  ByteLedger ledger_;             // KV blocks and snapshots
+  ByteLedger checkpoint_ledger_;  // snapshots only (a subset of ledger_)
   size_t budget_bytes_;
+  size_t checkpoint_budget_bytes_;
   int64_t nodes_ = 0;       // excluding the root
   int64_t checkpoints_ = 0;
   std::atomic<uint64_t> clock_{0};

@@ -50,6 +50,7 @@ int RetentionRank(CheckpointKind kind) {
     case CheckpointKind::kMessage: return 2;
     case CheckpointKind::kEnd: return 1;
     case CheckpointKind::kMark: return 1;
+    case CheckpointKind::kTail: return 1;
     case CheckpointKind::kRung: return 0;
   }
   return 0;
@@ -101,7 +102,7 @@ size_t PrefixCache::EstimateNewBytes(std::span<const Token> tokens, const KvBloc
       const bool present = holder != nullptr &&
                            std::any_of(holder->checkpoints.begin(), holder->checkpoints.end(),
                                        [&](const CheckpointEntry& e) { return e.position == c.position; });
-      if (!present && !ledger_.Holds(c.snapshot.get())) bytes += c.snapshot->bytes();
+      if (!present && !ledger_.Holds(c.snapshot.get())) bytes += c.snapshot->held_bytes();
     }
   }
   return bytes;
@@ -195,8 +196,17 @@ InsertResult PrefixCache::Insert(std::span<const Token> tokens, const KvBlockTab
       auto it = std::lower_bound(list.begin(), list.end(), c.position,
                                  [](const CheckpointEntry& e, int64_t p) { return e.position < p; });
       if (it != list.end() && it->position == c.position) {
-        // Same state (same tokens): keep the cached snapshot, refresh it.
-        if (RetentionRank(c.kind) > RetentionRank(it->kind)) it->kind = c.kind;
+        // Same state (same tokens): keep the cached snapshot, refresh it,
+        // unless the new one is a reply tail reaching further (same state
+        // plus a longer replay log).
+        if (c.snapshot->replay_tokens().size() > it->snapshot->replay_tokens().size()) {
+          RemoveSnapshotBytes(it->snapshot.get());
+          it->snapshot = c.snapshot;
+          AddSnapshotBytes(c.snapshot.get());
+          it->kind = c.kind;
+        } else if (RetentionRank(c.kind) > RetentionRank(it->kind)) {
+          it->kind = c.kind;
+        }
         it->last_use.Max(now);
         continue;
       }
@@ -206,7 +216,7 @@ InsertResult PrefixCache::Insert(std::span<const Token> tokens, const KvBlockTab
       entry.snapshot = c.snapshot;
       entry.created = now;
       entry.last_use.store(now);
-      ledger_.Add(c.snapshot.get(), c.snapshot->bytes());
+      AddSnapshotBytes(c.snapshot.get());
       list.insert(it, std::move(entry));
       ++checkpoints_;
       ++result.new_checkpoints;

@@ -162,6 +162,15 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cache-min-reuse", args->engine.cache_min_reuse, "Shortest prefix worth reusing (tokens)")
       ->capture_default_str();
+  cmd->add_option("--cache-tail-tokens", args->engine.cache_tail_tokens,
+                  "Hybrid models: last positions of each reply kept restorable, so the next turn resumes inside "
+                  "the reply where its re-rendering diverges (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--cache-checkpoint-fraction", args->engine.cache_checkpoint_fraction,
+                  "Share of the cache RAM budget that recurrent checkpoints may hold")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
   args->engine.disk_cache = true;
   args->engine.memory_guard = true;
   cmd->add_option("--cache-dir", args->engine.cache_dir,

@@ -86,17 +86,34 @@ using KvBlockRef = std::shared_ptr<KvBlock>;
 using KvBlockTable = std::vector<KvBlockRef>;
 
 // Whole recurrent state of a sequence at exactly `position` tokens.
+//
+// A reply-tail snapshot (model/reply_tail.h) also reaches further: `replay`
+// holds the recurrence inputs of the next replay_tokens().size() tokens (layout:
+// the model's), so the state at position() + k, for any k up to that size, is
+// this state with the first k of them replayed, without a forward pass.
 class RecurrentSnapshot {
  public:
   RecurrentSnapshot(int64_t position, AlignedBuffer<uint8_t> data)
       : position_(position), data_(std::move(data)) {}
+  RecurrentSnapshot(int64_t position, AlignedBuffer<uint8_t> data, std::vector<int32_t> replay_tokens,
+                    AlignedBuffer<uint8_t> replay)
+      : position_(position), data_(std::move(data)), replay_tokens_(std::move(replay_tokens)),
+        replay_(std::move(replay)) {}
   int64_t position() const { return position_; }
   const uint8_t* data() const { return data_.data(); }
+  // Bytes of the state itself (what a restore at position() copies).
   size_t bytes() const { return data_.bytes(); }
+  // Token ids consumed by positions (position(), position() + size()].
+  const std::vector<int32_t>& replay_tokens() const { return replay_tokens_; }
+  const uint8_t* replay_data() const { return replay_.data(); }
+  // Everything held: the state, the replay log and its token ids.
+  size_t held_bytes() const { return data_.bytes() + replay_.bytes() + replay_tokens_.size() * sizeof(int32_t); }
 
  private:
   int64_t position_;
   AlignedBuffer<uint8_t> data_;
+  std::vector<int32_t> replay_tokens_;
+  AlignedBuffer<uint8_t> replay_;
 };
 
 using RecurrentSnapshotRef = std::shared_ptr<const RecurrentSnapshot>;

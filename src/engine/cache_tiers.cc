@@ -166,11 +166,13 @@ Json CacheTiers::Listing() {
   for (const cache::EntryInfo& e : ram_->List()) {
     Json checkpoints = Json::array();
     for (const cache::CheckpointInfo& c : e.checkpoints) {
-      checkpoints.push_back(Json{{"position", c.position},
-                                 {"kind", std::string(cache::ToString(c.kind))},
-                                 {"bytes", c.bytes},
-                                 {"hits", c.hits},
-                                 {"last_use", c.last_use}});
+      Json cp{{"position", c.position},
+              {"kind", std::string(cache::ToString(c.kind))},
+              {"bytes", c.bytes},
+              {"hits", c.hits},
+              {"last_use", c.last_use}};
+      if (c.replay_tokens > 0) cp["replay_tokens"] = c.replay_tokens;
+      checkpoints.push_back(std::move(cp));
     }
     entries.push_back(Json{{"id", e.id},
                            {"tokens", e.tokens},
@@ -186,6 +188,8 @@ Json CacheTiers::Listing() {
            {"mode", options_.ram.hybrid ? "checkpoint" : "trim"},
            {"bytes", s.bytes_held},
            {"budget_bytes", s.budget_bytes},
+           {"checkpoint_bytes", s.checkpoint_bytes},
+           {"checkpoint_budget_bytes", s.checkpoint_budget_bytes},
            {"entries", entries}};
   Json memory{{"grade", std::string(cache::ToString(grade_.load()))}, {"guard", guard_ != nullptr}};
   if (guard_) {

@@ -15,6 +15,7 @@
 #include "engine/prompt_builder.h"
 #include "engine/spec_runner.h"
 #include "engine/answer_stream.h"
+#include "model/reply_tail.h"
 #include "sampling/sampler.h"
 #include "sampling/token_history.h"
 #include "tokenizer/gguf_vocab.h"
@@ -36,6 +37,7 @@ Json CacheJson(const cache::LookupResult& hit, bool enabled) {
   j["kind"] = enabled ? std::string(cache::ToString(hit.kind)) : "off";
   j["cached_tokens"] = hit.reuse_tokens;
   j["common_prefix"] = hit.lcp;
+  if (hit.replay_tokens > 0) j["replayed_tokens"] = hit.replay_tokens;
   if (!hit.reason.empty()) j["reason"] = hit.reason;
   if (hit.divergence.position >= 0) {
     j["divergence"] = Json{{"position", hit.divergence.position},
@@ -114,6 +116,8 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   cc.budget_bytes = options.cache_ram_mb > 0 ? static_cast<size_t>(options.cache_ram_mb) << 20 : DefaultCacheBudget();
   cc.rung_tokens = options.cache_rung_tokens;
   cc.min_reuse = options.cache_min_reuse;
+  cc.tail_tokens = options.cache_tail_tokens;
+  cc.checkpoint_budget_fraction = options.cache_checkpoint_fraction;
   CacheTiersOptions tiers;
   tiers.ram = cc;
   tiers.memory_guard = options.memory_guard;
@@ -271,7 +275,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     lookup.detokenize = [this](std::span<const int32_t> ids) { return tokenizer_->Decode(ids); };
     tiered = cache_->Lookup(lookup);
     hit = tiered.result;
-    if (hit.reuse_tokens > 0) st.RestorePrefix(hit.blocks, hit.reuse_tokens, hit.snapshot);
+    if (hit.reuse_tokens > 0) model_->RestorePrefix(st, hit.blocks, hit.reuse_tokens, hit.snapshot, *pool_);
   }
   result.cached_tokens = hit.reuse_tokens;
   result.cache = CacheJson(hit, use_cache);
@@ -285,6 +289,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
 
   // --- prefill the uncached suffix, snapshotting where the plan says ----------
   std::vector<cache::Checkpoint> checkpoints;
+  std::unique_ptr<model::ReplyTail> tail;  // begun after prefill (reply-tail checkpoints)
   model::ForwardRequest prefill;
   std::vector<cache::PlannedCheckpoint> plan;
   if (use_cache && cfg.checkpointed()) {
@@ -327,6 +332,11 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     std::vector<cache::Checkpoint> cps = checkpoints;
     if (cfg.checkpointed() && st.n_tokens() > hit.reuse_tokens) {
       cps.push_back(cache::Checkpoint{st.n_tokens(), st.SnapshotRecurrent(), cache::CheckpointKind::kEnd});
+    }
+    if (tail != nullptr) {
+      if (RecurrentSnapshotRef t = tail->Snapshot(); t != nullptr && t->position() > hit.reuse_tokens) {
+        cps.push_back(cache::Checkpoint{t->position(), t, cache::CheckpointKind::kTail});
+      }
     }
     const model::StateSnapshot snap = st.Snapshot();  // freezes the blocks being shared
     cache_->Insert(std::span<const int32_t>(all_tokens).first(static_cast<size_t>(st.n_tokens())), snap.blocks, cps);
@@ -398,6 +408,12 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     return true;
   };
   spec::DecodeOptions decode;
+  const cache::PrefixCacheConfig& cache_config = cache_->ram().config();
+  if (use_cache && options.store_in_cache && cfg.is_hybrid() && !cfg.has_sliding() && cache_config.tail_tokens > 0) {
+    tail = std::make_unique<model::ReplyTail>(cfg, cache_config.tail_tokens);
+    tail->Begin(st);
+    decode.tail = tail.get();
+  }
   decode.max_tokens = static_cast<int>(max_tokens);
   decode.on_token = on_token;
   // MTP context: the hidden rows of the uncached suffix. Seeded sampling uses

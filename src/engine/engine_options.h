@@ -20,6 +20,8 @@ struct EngineOptions {
   int64_t cache_ram_mb = 0;         // 0 = a quarter of physical RAM, at most 8 GiB
   int64_t cache_rung_tokens = 4096;
   int64_t cache_min_reuse = 16;
+  int64_t cache_tail_tokens = 16;   // reply positions kept restorable on hybrids (0 = off)
+  double cache_checkpoint_fraction = 0.5;  // share of the RAM budget checkpoints may hold
   // Disk tier (docs/disk-cache.md); `cairn serve` turns it on (--no-disk-cache: off).
   bool disk_cache = false;
   std::string cache_dir;            // "" = $XDG_CACHE_HOME/cairn/kv or ~/.cache/cairn/kv

@@ -120,6 +120,12 @@ std::string EngineMetrics::Text(const cache::CacheStats* cache, const std::strin
                        "cairn_cache_bytes {}\n", cache->bytes_held);
     out += fmt::format("# HELP cairn_cache_budget_bytes Prefix-cache budget.\n# TYPE cairn_cache_budget_bytes gauge\n"
                        "cairn_cache_budget_bytes {}\n", cache->budget_bytes);
+    out += fmt::format("# HELP cairn_cache_checkpoint_bytes Bytes of recurrent checkpoints (snapshots and reply-tail "
+                       "logs), part of cairn_cache_bytes.\n# TYPE cairn_cache_checkpoint_bytes gauge\n"
+                       "cairn_cache_checkpoint_bytes {}\n", cache->checkpoint_bytes);
+    out += fmt::format("# HELP cairn_cache_checkpoint_budget_bytes Share of the budget checkpoints may hold.\n"
+                       "# TYPE cairn_cache_checkpoint_budget_bytes gauge\ncairn_cache_checkpoint_budget_bytes {}\n",
+                       cache->checkpoint_budget_bytes);
     out += fmt::format("# HELP cairn_cache_entries Cached conversations/branches.\n# TYPE cairn_cache_entries gauge\n"
                        "cairn_cache_entries {}\n", cache->entries);
   }

@@ -83,6 +83,13 @@ class Model {
   void Forward(SequenceState& state, const ForwardRequest& request, ForwardResult* result,
                ThreadPool& pool) const;
 
+  // Restores a cached prefix of n_tokens: KV `blocks` covering [0, n_tokens)
+  // and the recurrent state from `recurrent`, taken at n_tokens or, for a
+  // reply-tail snapshot (model/reply_tail.h), at most its replay log's length
+  // before it (the log is then replayed). Dense models pass null.
+  void RestorePrefix(SequenceState& state, const KvBlockTable& blocks, int64_t n_tokens,
+                     const RecurrentSnapshotRef& recurrent, ThreadPool& pool) const;
+
   // After a verification Forward (request.verify set) of n tokens, keeps only
   // the first `accepted` (1..n) of them: KV length and recurrent state become
   // exactly what a pass over those tokens alone would have produced.

@@ -130,6 +130,16 @@ void SequenceState::RewindKv(int64_t n) {
   n_tokens_ = n;
 }
 
+void SequenceState::AdoptKv(const KvBlockTable& blocks, int64_t n) {
+  CAIRN_CHECK(n >= n_tokens_ && !config_->has_sliding());
+  const int64_t B = kv_layout_.block_tokens;
+  const size_t needed = static_cast<size_t>((n + B - 1) / B);
+  if (blocks.size() < needed) Fail("state restore: {} blocks cannot hold {} tokens", blocks.size(), n);
+  blocks_.assign(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(needed));
+  for (KvBlockRef& b : blocks_) b->Freeze();
+  n_tokens_ = n;
+}
+
 RecurrentSnapshotRef SequenceState::SnapshotRecurrent() const {
   if (config_->has_sliding()) return SnapshotWindowAt(n_tokens_);
   if (recurrent_.empty()) return nullptr;

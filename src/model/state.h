@@ -88,6 +88,11 @@ class SequenceState {
   // otherwise and changes nothing.
   bool Truncate(int64_t n);
 
+  // Extends the sequence to n (>= n_tokens) with cached frozen KV blocks
+  // covering [0, n), leaving the recurrent state alone: only for
+  // Model::RestorePrefix, which then replays the recurrence up to n.
+  void AdoptKv(const KvBlockTable& blocks, int64_t n);
+
   // Moves the KV length back to n (<= n_tokens) without touching recurrent
   // state: only for callers that restore the recurrent state themselves
   // (speculative rollback).

@@ -72,10 +72,14 @@ DecodeOutput DecodePlain(const model::Model& target, model::SequenceState& state
   sampling::SampledToken t = sampler.Sample(last_logits, history);
   history.Append(t.token);
   model::ForwardResult result;
+  model::VerifyCapture capture;  // reply tail only: this step's recurrence inputs
+  capture.keep_start_state = false;
   while (!Emit(t, options, &out)) {
     model::ForwardRequest req;
     req.tokens = std::span<const int32_t>(&t.token, 1);
+    req.verify = options.tail != nullptr ? &capture : nullptr;
     target.Forward(state, req, &result, pool);
+    if (options.tail != nullptr) options.tail->Commit(state, capture, req.tokens);
     ++out.stats.target_forwards;
     ++out.stats.rounds;
     ++out.stats.accept_histogram[0];
@@ -147,7 +151,10 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     req.tokens = block;
     req.all_logits = true;
     req.want_hidden = want_hidden;
-    req.verify = k > 0 ? &capture : nullptr;
+    // A pass with drafts may be rolled back (it keeps its start state); a
+    // pass without them is captured only for the reply tail.
+    capture.keep_start_state = k > 0;
+    req.verify = k > 0 || options.tail != nullptr ? &capture : nullptr;
     target.Forward(state, req, &result, pool);
     ++stats.target_forwards;
     ++stats.rounds;
@@ -174,6 +181,9 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
       }
     }
     if (k > 0) target.RollbackVerify(state, capture, kept_fed, pool);
+    if (options.tail != nullptr) {
+      options.tail->Commit(state, capture, std::span<const int32_t>(block.data(), static_cast<size_t>(kept_fed)));
+    }
     if (done) break;
     const int32_t next_pending = verdict.tokens.back().token;
     drafter.Accept(std::span<const int32_t>(block.data(), static_cast<size_t>(j + 1)),

@@ -38,6 +38,7 @@
 
 #include "core/thread_pool.h"
 #include "model/model.h"
+#include "model/reply_tail.h"
 #include "model/verify_capture.h"
 #include "sampling/sampler.h"
 #include "sampling/token_history.h"
@@ -67,6 +68,10 @@ struct DecodeOptions {
   // only (after a prefix-cache hit the cached part has no hidden rows); the
   // drafter then starts from that suffix.
   int64_t hidden_from = 0;
+  // Hybrid models: records every committed token's recurrence inputs so the
+  // prefix cache can resume inside this reply (model/reply_tail.h). Begun by
+  // the caller at the state's current position.
+  model::ReplyTail* tail = nullptr;
 };
 
 struct DecodeOutput {

@@ -79,6 +79,22 @@ inline RecurrentSnapshotRef SnapshotOf(std::span<const Token> tokens, int64_t po
   return MakeSnapshot(position, PrefixHashes(tokens.first(static_cast<size_t>(position))).back());
 }
 
+// A reply tail: the snapshot at `position` plus a fake replay log (8 bytes a
+// token) of tokens[position, position + count).
+inline constexpr size_t kTailBytesPerToken = 8;
+inline RecurrentSnapshotRef TailOf(std::span<const Token> tokens, int64_t position, int64_t count) {
+  AlignedBuffer<uint8_t> data(kSnapshotBytes);
+  data.Zero();
+  const uint64_t hash = PrefixHashes(tokens.first(static_cast<size_t>(position))).back();
+  std::memcpy(data.data(), &position, sizeof(position));
+  std::memcpy(data.data() + 8, &hash, sizeof(hash));
+  AlignedBuffer<uint8_t> log(static_cast<size_t>(count) * kTailBytesPerToken);
+  log.Zero();
+  const auto logged = tokens.subspan(static_cast<size_t>(position), static_cast<size_t>(count));
+  return std::make_shared<const RecurrentSnapshot>(position, std::move(data),
+                                                   std::vector<int32_t>(logged.begin(), logged.end()), std::move(log));
+}
+
 inline int64_t SnapshotTag(const RecurrentSnapshot& snapshot) {
   int64_t position = 0;
   std::memcpy(&position, snapshot.data(), sizeof(position));
@@ -134,8 +150,16 @@ inline bool RestoreIsExact(const LookupResult& hit, std::span<const Token> promp
     if (!block->frozen()) return false;
   }
   if (hit.snapshot != nullptr) {
-    if (hit.snapshot->position() != hit.reuse_tokens) return false;
-    if (SnapshotHash(*hit.snapshot) != hashes[hit.reuse_tokens - 1]) return false;
+    // A reply tail's base state plus its first replay_tokens logged tokens,
+    // which must be the prompt's.
+    const int64_t base = hit.snapshot->position();
+    if (base + hit.replay_tokens != hit.reuse_tokens) return false;
+    if (SnapshotHash(*hit.snapshot) != hashes[base - 1]) return false;
+    const auto& logged = hit.snapshot->replay_tokens();
+    if (static_cast<int64_t>(logged.size()) < hit.replay_tokens) return false;
+    for (int64_t k = 0; k < hit.replay_tokens; ++k) {
+      if (logged[static_cast<size_t>(k)] != prompt[static_cast<size_t>(base + k)]) return false;
+    }
   }
   return true;
 }
