@@ -178,6 +178,64 @@ TEST(EngineMarks, AnotherSessionResumesAtTheVolatileLineItDivergesIn) {
   EXPECT_EQ(second.completion_ids, cold.completion_ids);
 }
 
+// Hybrid: the next prompt carries the reply back, re-rendered so that it
+// differs two words before its end. The reply-tail checkpoint restores the
+// state right there (kind "tail": base state + replayed recurrence inputs),
+// and the answer equals a cold run's.
+TEST(EngineReplyTail, NextPromptResumesInsideThePreviousReply) {
+  EngineOptions o;
+  o.model_path = test::TinyModelPath("qwen35", DType::kF32, false);
+  o.threads = 2;
+  o.cache_min_reuse = 8;
+  o.spec_mode = "baseline";
+  const std::unique_ptr<Engine> engine = Engine::Create(o);
+  // The reply is steered to plain words (logit bias) so that its text
+  // re-tokenizes to the same ids, as a real reply does.
+  GenerationOptions options;
+  options.max_tokens = 24;
+  options.ignore_eos = true;
+  options.spec_mode = "baseline";
+  for (const char* word : {" alpha", " beta", " gamma", " delta"}) {
+    const std::vector<int32_t> ids = engine->Tokenize(word, false);
+    ASSERT_EQ(ids.size(), 1u) << word;
+    options.logit_bias.emplace_back(ids[0], 100.0f);
+  }
+  GenerationInput turn1;
+  turn1.prompt = "A log of the words the assistant said, one per step, for the record:";
+  const GenerationResult first = engine->Generate(turn1, options, nullptr, nullptr);
+  ASSERT_EQ(first.completion_ids.size(), 24u);
+  const std::vector<int32_t> prompt1 = engine->Tokenize(*turn1.prompt, true);
+  // Re-rendered reply: all but its last two words, then a new turn.
+  const std::vector<int32_t> kept(first.completion_ids.begin(), first.completion_ids.end() - 2);
+  GenerationInput turn2;
+  turn2.prompt = *turn1.prompt + engine->Detokenize(kept) + "\nNext, list three more words:";
+  const std::vector<int32_t> prompt2 = engine->Tokenize(*turn2.prompt, true);
+  ASSERT_GE(prompt2.size(), prompt1.size() + kept.size());
+  ASSERT_TRUE(std::equal(kept.begin(), kept.end(), prompt2.begin() + static_cast<std::ptrdiff_t>(prompt1.size())))
+      << "the reply's text must re-tokenize to its ids";
+
+  const GenerationResult second = engine->Generate(turn2, options, nullptr, nullptr);
+  EXPECT_EQ(second.cache["kind"], "tail") << second.cache.dump();
+  EXPECT_EQ(second.cached_tokens, second.cache["common_prefix"].get<int64_t>()) << second.cache.dump();
+  EXPECT_GE(second.cached_tokens, static_cast<int64_t>(prompt1.size() + kept.size())) << second.cache.dump();
+  EXPECT_GT(second.cache.value("replayed_tokens", 0), 0) << second.cache.dump();
+  options.use_prefix_cache = false;
+  const GenerationResult cold = engine->Generate(turn2, options, nullptr, nullptr);
+  EXPECT_EQ(second.completion_ids, cold.completion_ids);
+
+  // GET /cache lists the tail with the positions it reaches, and the
+  // checkpoint bytes within their budget.
+  const Json listing = engine->CacheListing();
+  bool tail_listed = false;
+  for (const Json& e : listing["entries"]) {
+    for (const Json& c : e["checkpoints"]) tail_listed |= c["kind"] == "tail" && c.value("replay_tokens", 0) > 0;
+  }
+  EXPECT_TRUE(tail_listed) << listing.dump();
+  EXPECT_GT(listing["checkpoint_bytes"].get<int64_t>(), 0);
+  EXPECT_LE(listing["checkpoint_bytes"].get<int64_t>(), listing["checkpoint_budget_bytes"].get<int64_t>());
+  EXPECT_NE(engine->MetricsText().find("cairn_cache_checkpoint_bytes "), std::string::npos);
+}
+
 // `store_in_cache = false` reads the cache and leaves it exactly as it was:
 // repeating such a hit sees the same entries, reuses the same tokens and
 // answers the same; the storing run that follows reuses as much again.
