@@ -36,8 +36,12 @@ struct PrefixCacheConfig {
   // Message-start checkpoints planned per request (the last N starts).
   int max_message_checkpoints = 4;
   // Content-aware mark checkpoints planned per request (the first N
-  // volatile-looking line starts of the first turn; 0 = none).
-  int max_mark_checkpoints = 6;
+  // volatile-looking line starts of the first turn, strong signals first;
+  // 0 = none), and at most this fraction of the checkpoint budget in
+  // snapshot bytes (16 marks of a 0.8B Qwen3.5 are 310 MiB; a 27B one gets
+  // 6 under the 8 GiB default budget).
+  int max_mark_checkpoints = 16;
+  double mark_budget_fraction = 0.25;
   // Reply tails (--cache-tail-tokens): after a generation, the last this-many
   // positions of the reply (at least) stay restorable (kind kTail); 0 = off.
   // Each logged token costs ~2 conv_dim + 2 n_v floats per recurrent layer

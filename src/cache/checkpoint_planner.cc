@@ -60,13 +60,19 @@ std::vector<PlannedCheckpoint> PlanCheckpoints(const PrefixCacheConfig& config,
     ++taken;
   }
   // Content-aware marks: the first few usable volatile-looking line starts of
-  // the first turn (paths, dates, hashes), where another session's prompt of
-  // the same client tends to diverge; one state copy each inside the pass.
-  // Marks already cached on this prefix are not usable, so successive
-  // sessions plant them further along the prompt.
+  // the first turn (paths, dates, hashes), in the builder's priority order,
+  // where another session's prompt of the same client tends to diverge; one
+  // state copy each inside the pass, at most mark_budget_fraction of the
+  // checkpoint budget per request. Marks already cached on this prefix are
+  // not usable, so successive sessions plant them further along the prompt.
+  int64_t max_marks = config.max_mark_checkpoints;
+  if (in.snapshot_bytes > 0) {
+    const double share = static_cast<double>(config.checkpoint_budget_bytes()) * config.mark_budget_fraction;
+    max_marks = std::min<int64_t>(max_marks, static_cast<int64_t>(share / static_cast<double>(in.snapshot_bytes)));
+  }
   taken = 0;
   for (const int64_t p : in.marks) {
-    if (taken >= config.max_mark_checkpoints) break;
+    if (taken >= max_marks) break;
     if (p >= stable || !usable(p)) continue;
     add(p, CheckpointKind::kMark);
     ++taken;

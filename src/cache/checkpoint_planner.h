@@ -29,8 +29,12 @@ struct CheckpointPlanInput {
   int64_t reuse_tokens = 0;                // LookupResult::reuse_tokens
   int64_t lcp = 0;                         // LookupResult::lcp
   std::span<const int64_t> cached_checkpoints = {};  // LookupResult::cached_checkpoints
-  // Volatile-looking line starts of the first turn, ascending (BuiltPrompt::marks).
+  // Volatile-looking line starts of the first turn, in priority order
+  // (BuiltPrompt::marks).
   std::span<const int64_t> marks = {};
+  // Bytes of one recurrent snapshot (0: unknown); caps the marks per request
+  // at config.mark_budget_fraction of the checkpoint budget.
+  size_t snapshot_bytes = 0;
 };
 
 struct PlannedCheckpoint {

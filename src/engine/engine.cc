@@ -97,6 +97,7 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   e->context_ = options.context > 0 ? options.context : std::min<int64_t>(cfg.n_ctx_train, 65536);
   e->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::DefaultThreadCount());
   e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);
+  if (cfg.checkpointed()) e->snapshot_bytes_ = e->state_->SnapshotRecurrent()->bytes();
   if (!options.draft_model_path.empty()) {
     e->draft_model_ = model::Model::Load(options.draft_model_path, load);
     if (e->draft_model_->n_vocab() != cfg.n_vocab) {
@@ -301,6 +302,7 @@ GenerationResult Engine::GenerateLocked(const BuiltPrompt& prompt, const Json& t
     in.lcp = hit.lcp;
     in.cached_checkpoints = hit.cached_checkpoints;
     in.marks = prompt.marks;
+    in.snapshot_bytes = snapshot_bytes_;
     plan = cache::PlanCheckpoints(cache_->ram().config(), in);
     for (const auto& p : plan) prefill.checkpoint_positions.push_back(p.position);
     prefill.on_checkpoint = [&](RecurrentSnapshotRef snap) {

@@ -67,6 +67,7 @@ class Engine : public GenerationService {
   std::unique_ptr<PromptBuilder> prompt_builder_;
   std::unique_ptr<CacheTiers> cache_;
   std::unique_ptr<model::SequenceState> state_;
+  size_t snapshot_bytes_ = 0;  // one recurrent (or window) snapshot; 0 for dense models
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<SpecRunner> spec_;
   std::vector<int32_t> end_tokens_;  // end-of-generation ids

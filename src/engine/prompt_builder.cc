@@ -228,18 +228,33 @@ void PromptBuilder::ComputeMarks(const std::vector<size_t>& offsets, size_t firs
   // sessions can reach lines this far into the first turn.
   constexpr size_t kMaxMarks = 64;
   constexpr int64_t kMarkSpacing = 16;  // tokens: one mark per cluster of volatile lines
-  std::vector<int64_t> candidates;
+  // One candidate per cluster of volatile lines (its first line's start,
+  // the cluster's best score): a divergence anywhere in the cluster resumes
+  // at most a few lines early.
+  struct Cluster {
+    int64_t position;
+    int score;
+  };
+  std::vector<Cluster> clusters;
   for (const VolatileLine& line : FindVolatileLines(prompt.text, first_turn_end)) {
     const int64_t position = TokenAtByte(offsets, line.offset);
-    if (position > 0) candidates.push_back(position);
+    if (position <= 0) continue;
+    if (clusters.empty() || position - clusters.back().position >= kMarkSpacing) {
+      clusters.push_back({position, line.score});
+    } else {
+      clusters.back().score = std::max(clusters.back().score, line.score);
+    }
   }
-  // In prompt order: another session diverges at the first line that differs,
-  // so the earliest volatile lines matter most. Marks an earlier session
-  // already planted on this prefix are cached, and the planner skips them, so
-  // the next session's marks move on to later lines.
-  for (const int64_t position : candidates) {
-    if (prompt.marks.size() == kMaxMarks) break;
-    if (prompt.marks.empty() || position - prompt.marks.back() >= kMarkSpacing) prompt.marks.push_back(position);
+  // Strong signals first: a session-specific path, date or hash is where
+  // another session of the same client diverges; a generic path in a tool's
+  // documentation is the same in every session. Within a score, prompt order:
+  // a session diverges at the first line that differs. Marks an earlier
+  // session already planted on this prefix are cached and the planner skips
+  // them, so the next session's marks move on to later lines.
+  for (const int score : {2, 1}) {
+    for (const Cluster& c : clusters) {
+      if (c.score == score && prompt.marks.size() < kMaxMarks) prompt.marks.push_back(c.position);
+    }
   }
 }
 

@@ -67,9 +67,11 @@ struct BuiltPrompt {
   bool closed_empty_reasoning = false;            // "<think>\n\n</think>\n\n" was appended
   bool bos_added = false;                         // BOS prepended outside the text
   // Token positions of volatile-looking line starts in the first turn (before
-  // the first assistant message; engine/volatile_lines.h), ascending, at least
-  // 16 tokens apart: where the prefix cache's planner may snapshot a hybrid
-  // model's state (checkpoint kind "mark").
+  // the first assistant message; engine/volatile_lines.h), at least 16 tokens
+  // apart, in priority order: lines with a strong signal (score 2: a home or
+  // temp path, a date, a hash, an environment keyword) in prompt order, then
+  // the other path-bearing ones. Where the prefix cache's planner may snapshot
+  // a hybrid model's state (checkpoint kind "mark").
   std::vector<int64_t> marks;
 };
 

@@ -129,5 +129,23 @@ TEST(CheckpointPlannerTest, MarksTakeTheFirstFewUsable) {
   EXPECT_EQ(PlanCheckpoints(config, in)[0].kind, CheckpointKind::kMessage);
 }
 
+TEST(CheckpointPlannerTest, MarksAreTakenInPriorityOrderWithinTheirByteShare) {
+  // The builder lists strong signals first: the planner keeps that order, not
+  // the positions' (the plan itself is ascending).
+  const std::vector<int64_t> marks = {900, 2500, 100, 300};
+  PrefixCacheConfig config = Hybrid();
+  config.rung_tokens = 0;
+  config.max_mark_checkpoints = 16;
+  config.budget_bytes = 1000;                 // checkpoint budget 500 bytes,
+  config.checkpoint_budget_fraction = 0.5;    // a quarter of it (125) for marks:
+  config.mark_budget_fraction = 0.25;
+  CheckpointPlanInput in{.prompt_tokens = 5000, .stable_boundary = 4990, .marks = marks, .snapshot_bytes = 60};
+  EXPECT_EQ(Positions(PlanCheckpoints(config, in)), (std::vector<int64_t>{900, 2500, 4990}));  // two snapshots fit
+  in.snapshot_bytes = 0;  // unknown size: only the count caps
+  EXPECT_EQ(Positions(PlanCheckpoints(config, in)), (std::vector<int64_t>{100, 300, 900, 2500, 4990}));
+  in.snapshot_bytes = 200;  // not even one fits
+  EXPECT_EQ(Positions(PlanCheckpoints(config, in)), (std::vector<int64_t>{4990}));
+}
+
 }  // namespace
 }  // namespace cairn::cache

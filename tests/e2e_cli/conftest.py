@@ -9,6 +9,8 @@ Environment:
                             full (the clients exactly as shipped)
   CAIRN_E2E_CLI_DIR         where the CLIs are installed (default ~/.cache/cairn/e2e-cli)
   CAIRN_E2E_CLI_REPORT      where per-request summaries go (default build/e2e-cli-report)
+  CAIRN_E2E_CLI_CAPTURES    when set, every session's recorded requests are copied there, one
+                            folder per session (the input of bench/cli_replay.py)
   CAIRN_E2E_CLI_THREADS     server --threads (default 0 = all cores)
   CAIRN_E2E_CLI_TIMEOUT     seconds one client session may take (default 1800)
 

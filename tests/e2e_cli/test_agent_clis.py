@@ -19,6 +19,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import time
 
@@ -166,6 +168,11 @@ def run_session(name, launcher, api, cli_bin_dir, upstream, repo, tmp_path, prom
         records = recorder.records()
     finally:
         recorder.close()
+    keep = os.environ.get("CAIRN_E2E_CLI_CAPTURES")
+    if keep:
+        # Whole request bodies, for bench/cli_replay.py (one folder per session).
+        dest = pathlib.Path(keep) / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}-{prompts}-{attempt}"
+        shutil.copytree(tmp_path / f"records-{attempt}", dest)
     rows = summarize(records, api)
     outcome = {"wall_s": wall, "exit": exit_code, "fixed": "a + b" in (repo / "main.py").read_text(),
                "attempt": attempt}
