@@ -226,7 +226,8 @@ def build_replay(args, rend):
         return rend.count(text[:text.index("<|im_start|>user")], special=True)
 
     t0 = time.time()
-    system, tools = workload.build_system(seed, args.system_tokens, prefix_tokens)
+    base_system, tools = workload.build_system(seed, args.system_tokens, prefix_tokens)
+    system = workload.with_project(base_system, "cairn")
     count = rend.count
     a = workload.make_session("A", seed, system, args.turns, count, args.result_min, args.result_max)
     b = workload.make_session("B", seed, system, 3, count, args.result_min, args.result_max)
@@ -264,6 +265,14 @@ def build_replay(args, rend):
     regen = base + [ea, et]
     reqs.append(Req("branch-regen", f"A{j + 2}~a", regen, tools, branch_start=rend.message_start(regen, tools, len(base))))
     start = reqs[-2].branch_start
+    # Cross-project sessions (#22): the same client in other repositories. Their system prompts differ from
+    # the cached one at the working-directory path mid-prompt; a hybrid model resumes at the checkpoint
+    # nearest below it (a mark at the environment block), not at the rung before it.
+    for name, project in (("P", "ledger-service"), ("Q", "tileserver")):
+        s = workload.make_session("C", seed, workload.with_project(base_system, project), 2, count,
+                                  args.result_min, args.result_max)
+        reqs.append(Req("cross-project", f"{name}1", s.messages(1), tools, check_ratio=True))
+        reqs.append(Req("cross-project", f"{name}2", s.messages(2), tools, check_ratio=True))
     # Sizes (rendered with the model's template) for the header.
     sizes = {}
     sizes["system"] = prefix_tokens(system, tools)
@@ -590,6 +599,79 @@ def check_targets(on_rows, off_rows, on_wall, off_wall, sizes):
 # ---------------------------------------------------------------------------
 
 
+def run_llama(args, model, reqs):
+    """Replays the same requests on llama-server (one slot, its default prompt caching) and returns the
+    tokens it reused per request (timings.cache_n). llama.cpp is built by hand; see --llama-server."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    log_path = f"/tmp/agent_replay_llama_{os.getpid()}.log"
+    cmd = [args.llama_server, "-m", model, "-t", str(args.threads), "--host", "127.0.0.1", "--port", str(port),
+           "-c", "65536", "-np", "1", "--jinja"]
+    log_file = open(log_path, "ab")
+    proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+    out = []
+    try:
+        deadline = time.time() + 600
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama-server exited ({proc.returncode}); see {log_path}")
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError("llama-server did not become healthy")
+            time.sleep(0.5)
+        log(f"llama-server: {' '.join(cmd)} (log {log_path})")
+        for i, rq in enumerate(reqs):
+            body = {"messages": rq.messages, "max_tokens": args.max_tokens, "temperature": 0, "ignore_eos": True,
+                    "cache_prompt": True}
+            if rq.tools:
+                body["tools"] = rq.tools
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=7200)
+            t0 = time.perf_counter()
+            c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+            r = c.getresponse()
+            data = r.read()
+            if r.status != 200:
+                raise RuntimeError(f"llama-server: {r.status} {data[:300]!r}")
+            t = json.loads(data).get("timings") or {}
+            out.append({"i": i + 1, "label": rq.label, "cached": t.get("cache_n", 0),
+                        "prompt": t.get("cache_n", 0) + t.get("prompt_n", 0), "wall": time.perf_counter() - t0})
+            log(f"llama.cpp {i + 1:>2} {rq.scenario:<13} {rq.label:<7} prompt {out[-1]['prompt']:>6} "
+                f"cached {out[-1]['cached']:>6} wall {out[-1]['wall']:.2f} s")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log_file.close()
+    return out
+
+
+def compare_with_llama(on_rows, llama_rows):
+    """Cached tokens per request, side by side; the #22 target is Cairn >= llama.cpp on every request."""
+    log("")
+    log("== cached tokens: Cairn vs llama.cpp (same requests, same model) ==")
+    log("| # | request | scenario | prompt (Cairn) | cached Cairn | kind | prompt (llama.cpp) | cached llama.cpp | Cairn - llama.cpp |")
+    log("| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
+    behind = 0
+    for r, l in zip(on_rows, llama_rows):
+        d = r["cached"] - l["cached"]
+        behind += d < 0
+        log(f"| {r['i']} | {r['label']} | {r['scenario']} | {r['prompt']:,} | {r['cached']:,} | {r['kind']} | "
+            f"{l['prompt']:,} | {l['cached']:,} | {d:+,} |")
+    ok = behind == 0
+    log(f"{'PASS' if ok else 'FAIL'}  cached >= llama.cpp's on every request: {behind} request(s) behind")
+    return ok
+
+
 def ensure_model(args, cairn):
     if args.model:
         return args.model
@@ -640,6 +722,8 @@ def main():
                                   "cache on and off, each on a fresh server")
     p.add_argument("--server-arg", action="append", default=[], help="extra `cairn serve` argument (repeatable)")
     p.add_argument("--json", help="write all rows to this JSON file")
+    p.add_argument("--llama-server", help="a llama-server binary you built: replay the same requests on it after "
+                                          "Cairn's replay and compare cached tokens per request (issue #22)")
     args = p.parse_args()
     if args.turns < 4:
         p.error("--turns must be >= 4")
@@ -690,6 +774,8 @@ def main():
         check_targets(on_rows, off_rows, on_wall, off_wall, sizes)
     finally:
         srv.stop()
+    if args.llama_server:
+        compare_with_llama(on_rows, run_llama(args, model, reqs))
 
     if args.spec:
         srv2 = Server(cairn, model, args.threads, args.server_arg, log_path)

@@ -693,5 +693,21 @@ def build_system(seed, target_tokens, count_prefix_tokens):
     return system_prompt(random.Random(f"{seed}:system"), lo), tools
 
 
+def with_project(system, project):
+    """The system prompt of a session in `project`: an environment block (working directory, git state,
+    date), as agent clients print it, inserted before the middle section, so that sessions of two projects
+    share the first half of the prompt and diverge at a path mid-prompt (issue #22)."""
+    env = ("<env>\n"
+           f"Working directory: /home/sam/src/{project}\n"
+           "Is directory a git repo: Yes\n"
+           f"Memory file: /home/sam/.agent/projects/{project}/MEMORY.md\n"
+           "Platform: linux\n"
+           "Today's date: 2026-12-04\n"
+           "</env>\n")
+    starts = [i for i in range(len(system)) if system.startswith("\n## ", i)]
+    cut = starts[len(starts) // 2] + 1 if starts else len(system)
+    return system[:cut] + env + system[cut:]
+
+
 TITLE_SYSTEM = ("Generate a concise, sentence-case title (3-7 words) that captures the main topic of the "
                 "conversation. Reply with the title only, no quotes, no punctuation at the end.")
