@@ -45,6 +45,8 @@ def load_session(folder):
         path = rec.get("path", "").split("?")[0]
         if rec.get("method") != "POST" or path not in GENERATION_PATHS or not isinstance(rec.get("body"), dict):
             continue
+        if rec.get("status", 200) >= 400:  # refused when recorded (e.g. over the context): not a cache case
+            continue
         out.append((os.path.basename(f), path, rec["body"]))
     return out
 
