@@ -243,19 +243,29 @@ void PrefixCache::EnforceLadderCap(TrieNode* leaf) {
       for (size_t i = 0; i < (*it)->checkpoints.size(); ++i) ladder.push_back({*it, i});
     }
     if (static_cast<int>(ladder.size()) <= config_.max_checkpoints_per_path) return;
-    // Thin the densest spot: drop the checkpoint closest to its lower
-    // neighbour (ties: the lower one), sparing anchors, checkpoints other
-    // entries share, and the deepest one (this request's own resume point).
+    // Older turns' reply tails, then their end checkpoints go first (the
+    // conversation has moved past them); then the densest spot: the
+    // checkpoint closest to its lower neighbour (ties: the lower one). Spared:
+    // anchors and marks (where other sessions fan out; marks are bounded per
+    // request and by the checkpoint budget, unhit ones first), checkpoints
+    // other entries share, and the deepest one (this request's resume point).
+    auto tier = [](CheckpointKind kind) {
+      return kind == CheckpointKind::kTail ? 0 : kind == CheckpointKind::kEnd ? 1 : 2;
+    };
     int victim = -1;
+    int victim_tier = 0;
     int64_t victim_gap = 0;
     int64_t previous = 0;
     for (size_t i = 0; i + 1 < ladder.size(); ++i) {
       const CheckpointEntry& c = ladder[i].node->checkpoints[ladder[i].index];
       const int64_t gap = c.position - previous;
       previous = c.position;
-      if (c.kind == CheckpointKind::kAnchor || ladder[i].node->leaves > 1) continue;
-      if (victim < 0 || gap < victim_gap) {
+      if (c.kind == CheckpointKind::kAnchor || c.kind == CheckpointKind::kMark || ladder[i].node->leaves > 1) {
+        continue;
+      }
+      if (victim < 0 || tier(c.kind) < victim_tier || (tier(c.kind) == victim_tier && gap < victim_gap)) {
         victim = static_cast<int>(i);
+        victim_tier = tier(c.kind);
         victim_gap = gap;
       }
     }

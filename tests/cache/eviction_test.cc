@@ -181,6 +181,28 @@ TEST(EvictionTest, LadderCapKeepsTheLadderSpreadOut) {
   cache.CheckInvariants();
 }
 
+TEST(EvictionTest, LadderCapDropsOldTailsAndEndsFirstAndSparesMarks) {
+  // A first turn's marks (where other sessions diverge) survive the turns
+  // that follow; older turns' tails and ends go before any other checkpoint.
+  PrefixCacheConfig config = Config(true, 1 << 20);
+  config.max_checkpoints_per_path = 5;
+  PrefixCache cache(config);
+  const auto all = Seq(1024);
+  std::vector<Checkpoint> cps;
+  for (int64_t p : {100, 120, 140}) cps.push_back({p, MakeSnapshot(p), CheckpointKind::kMark});
+  cps.push_back({400, MakeSnapshot(400), CheckpointKind::kBoundary});
+  cps.push_back({500, MakeSnapshot(500), CheckpointKind::kTail});
+  cps.push_back({520, MakeSnapshot(520), CheckpointKind::kEnd});
+  cps.push_back({900, MakeSnapshot(900), CheckpointKind::kBoundary});
+  cache.Insert(all, ColdTable(kLayout, all), cps);
+  std::vector<int64_t> kept;
+  const auto entries = cache.List();
+  for (const auto& c : entries[0].checkpoints) kept.push_back(c.position);
+  EXPECT_EQ(kept, (std::vector<int64_t>{100, 120, 140, 400, 900}));
+  EXPECT_EQ(Evicted(cache, EvictReason::kLadderCap), 2u);
+  cache.CheckInvariants();
+}
+
 TEST(EvictionTest, ShedWarnKeepsEntriesCriticalEmpties) {
   PrefixCache cache(Config(true, 1 << 20));
   const auto a1 = Seq(100, 10000);
