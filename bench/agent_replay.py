@@ -47,15 +47,21 @@ def log(*a):
 
 
 class Server:
-    def __init__(self, cairn, model, threads, extra, log_path):
+    """`cairn serve` on a free loopback port, or any server `command(port)` starts (llama-server)."""
+
+    def __init__(self, cairn, model, threads, extra, log_path, command=None):
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         self.port = s.getsockname()[1]
         s.close()
-        cmd = [cairn, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port), "--no-disk-cache"]
-        if threads:
-            cmd += ["--threads", str(threads)]
-        cmd += extra
+        if command is not None:
+            cmd = command(self.port)
+        else:
+            cmd = [cairn, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port),
+                   "--no-disk-cache"]
+            if threads:
+                cmd += ["--threads", str(threads)]
+            cmd += extra
         self.cmd = cmd
         self.log_path = log_path
         self.log_file = open(log_path, "ab")
@@ -602,56 +608,26 @@ def check_targets(on_rows, off_rows, on_wall, off_wall, sizes):
 def run_llama(args, model, reqs):
     """Replays the same requests on llama-server (one slot, its default prompt caching) and returns the
     tokens it reused per request (timings.cache_n). llama.cpp is built by hand; see --llama-server."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
     log_path = f"/tmp/agent_replay_llama_{os.getpid()}.log"
-    cmd = [args.llama_server, "-m", model, "-t", str(args.threads), "--host", "127.0.0.1", "--port", str(port),
-           "-c", "65536", "-np", "1", "--jinja"]
-    log_file = open(log_path, "ab")
-    proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT)
+    srv = Server(None, model, args.threads, [], log_path, command=lambda port: [
+        args.llama_server, "-m", model, "-t", str(args.threads), "--host", "127.0.0.1", "--port", str(port),
+        "-c", "65536", "-np", "1", "--jinja"])
     out = []
     try:
-        deadline = time.time() + 600
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"llama-server exited ({proc.returncode}); see {log_path}")
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError("llama-server did not become healthy")
-            time.sleep(0.5)
-        log(f"llama-server: {' '.join(cmd)} (log {log_path})")
+        log(f"llama-server: {' '.join(srv.cmd)} (log {log_path})")
         for i, rq in enumerate(reqs):
             body = {"messages": rq.messages, "max_tokens": args.max_tokens, "temperature": 0, "ignore_eos": True,
                     "cache_prompt": True}
             if rq.tools:
                 body["tools"] = rq.tools
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=7200)
             t0 = time.perf_counter()
-            c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-            r = c.getresponse()
-            data = r.read()
-            if r.status != 200:
-                raise RuntimeError(f"llama-server: {r.status} {data[:300]!r}")
-            t = json.loads(data).get("timings") or {}
+            t = srv.post_json("/v1/chat/completions", body).get("timings") or {}
             out.append({"i": i + 1, "label": rq.label, "cached": t.get("cache_n", 0),
                         "prompt": t.get("cache_n", 0) + t.get("prompt_n", 0), "wall": time.perf_counter() - t0})
             log(f"llama.cpp {i + 1:>2} {rq.scenario:<13} {rq.label:<7} prompt {out[-1]['prompt']:>6} "
                 f"cached {out[-1]['cached']:>6} wall {out[-1]['wall']:.2f} s")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log_file.close()
+        srv.stop()
     return out
 
 

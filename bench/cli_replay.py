@@ -37,7 +37,7 @@ GENERATION_PATHS = {"/v1/chat/completions": "max_tokens", "/v1/messages": "max_t
                     "/v1/responses": "max_output_tokens"}
 
 
-def load_session(folder):
+def load_session(folder, max_requests=0, max_body_kb=0):
     out = []
     for f in sorted(glob.glob(os.path.join(folder, "*.json"))):
         with open(f) as fh:
@@ -47,7 +47,11 @@ def load_session(folder):
             continue
         if rec.get("status", 200) >= 400:  # refused when recorded (e.g. over the context): not a cache case
             continue
+        if max_body_kb and len(json.dumps(rec["body"])) > max_body_kb * 1024:
+            continue
         out.append((os.path.basename(f), path, rec["body"]))
+        if max_requests and len(out) == max_requests:
+            break
     return out
 
 
@@ -71,6 +75,8 @@ def main():
     p.add_argument("--cairn", default=os.path.join(REPO, "build", "cairn"))
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--max-tokens", type=int, default=1)
+    p.add_argument("--max-requests", type=int, default=0, help="replay at most this many requests per session")
+    p.add_argument("--max-body-kb", type=int, default=0, help="skip requests whose body is larger (KiB)")
     p.add_argument("--min-shared", type=int, default=256, help="requests sharing fewer tokens are not judged")
     p.add_argument("--extra", default="", help="extra `cairn serve` flags, space separated")
     p.add_argument("--json", default="", help="write the rows here")
@@ -80,7 +86,7 @@ def main():
         d for d in os.listdir(args.captures) if os.path.isdir(os.path.join(args.captures, d)))
     if args.clients:
         names = [n for n in names if any(n.startswith(c) for c in args.clients.split(","))]
-    sessions = [(n, load_session(os.path.join(args.captures, n))) for n in names]
+    sessions = [(n, load_session(os.path.join(args.captures, n), args.max_requests, args.max_body_kb)) for n in names]
     sessions = [(n, reqs) for n, reqs in sessions if reqs]
     if not sessions:
         sys.exit(f"no captured generation requests under {args.captures}")

@@ -150,13 +150,18 @@ TEST(EnginePrefillTrace, ColdAndCachedRequestsTraceTheirSuffix) {
 // only in its working-directory line resumes at the start of that line (a
 // "mark" checkpoint the first session's prefill took), not from zero, and
 // answers exactly as a cold run does.
-TEST(EngineMarks, AnotherSessionResumesAtTheVolatileLineItDivergesIn) {
+// The tiny hybrid, plain decoding.
+std::unique_ptr<Engine> TinyHybridEngine() {
   EngineOptions o;
   o.model_path = test::TinyModelPath("qwen35", DType::kF32, false);
   o.threads = 2;
   o.cache_min_reuse = 8;
   o.spec_mode = "baseline";
-  const std::unique_ptr<Engine> engine = Engine::Create(o);
+  return Engine::Create(o);
+}
+
+TEST(EngineMarks, AnotherSessionResumesAtTheVolatileLineItDivergesIn) {
+  const std::unique_ptr<Engine> engine = TinyHybridEngine();
   auto session = [](const std::string& dir) {
     Json messages = Json::array();
     messages.push_back({{"role", "system"},
@@ -183,12 +188,7 @@ TEST(EngineMarks, AnotherSessionResumesAtTheVolatileLineItDivergesIn) {
 // state right there (kind "tail": base state + replayed recurrence inputs),
 // and the answer equals a cold run's.
 TEST(EngineReplyTail, NextPromptResumesInsideThePreviousReply) {
-  EngineOptions o;
-  o.model_path = test::TinyModelPath("qwen35", DType::kF32, false);
-  o.threads = 2;
-  o.cache_min_reuse = 8;
-  o.spec_mode = "baseline";
-  const std::unique_ptr<Engine> engine = Engine::Create(o);
+  const std::unique_ptr<Engine> engine = TinyHybridEngine();
   // The reply is steered to plain words (logit bias) so that its text
   // re-tokenizes to the same ids, as a real reply does.
   GenerationOptions options;

@@ -14,16 +14,9 @@
 namespace cairn::spec {
 namespace {
 
+using test::NextLogits;
 using test::Pool;
 using test::TinyModel;
-
-std::vector<float> NextLogits(const model::Model& m, model::SequenceState& st, int32_t token) {
-  model::ForwardRequest req;
-  req.tokens = std::span<const int32_t>(&token, 1);
-  model::ForwardResult r;
-  m.Forward(st, req, &r, Pool());
-  return std::vector<float>(r.logits.data(), r.logits.data() + m.n_vocab());
-}
 
 class RollbackEquivalence : public ::testing::TestWithParam<std::string> {};
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,6 +72,15 @@ inline const model::Model& TinyModel(const std::string& arch, uint64_t seed = 1,
 inline ThreadPool& Pool() {
   static ThreadPool pool(2);
   return pool;
+}
+
+// Logits after feeding one more token to `st`.
+inline std::vector<float> NextLogits(const model::Model& m, model::SequenceState& st, int32_t token) {
+  model::ForwardRequest req;
+  req.tokens = std::span<const int32_t>(&token, 1);
+  model::ForwardResult r;
+  m.Forward(st, req, &r, Pool());
+  return std::vector<float>(r.logits.data(), r.logits.data() + m.n_vocab());
 }
 
 // Deterministic prompts: a few repeated phrases so lookup finds matches.
