@@ -116,7 +116,7 @@ def assert_hit(server, a, at_least, what=""):
     assert a.cached <= c["common_prefix"], what
     assert a.cached >= at_least, f"{what}: reused {a.cached} < {at_least}: {a.describe()}"
     if server.hybrid:
-        assert c["kind"] in ("boundary", "message", "rung", "anchor", "end", "mark"), what
+        assert c["kind"] in ("boundary", "message", "rung", "anchor", "end", "mark", "tail"), what
         # a checkpoint close to the true common prefix (message starts, the stable
         # boundary and the end of the last answer are all checkpointed)
         assert a.cached >= min(c["common_prefix"], a.prompt_tokens - 1) - SLACK, f"{what}: {a.describe()}"
