@@ -112,6 +112,8 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--stem", default=None)
     ap.add_argument("--lengths", default=",".join(map(str, gc.PROMPT_LENGTHS)))
+    ap.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra string entry for the sidecar (e.g. how the GGUF was made); repeatable")
     ap.add_argument("--layer-states", action="store_true",
                     help="also store each layer's residual at the last position (pL.layer_last) and the top-5")
     a = ap.parse_args()
@@ -120,7 +122,8 @@ def main():
     stem = a.stem or "golden-" + os.path.splitext(os.path.basename(a.gguf))[0]
     n = gc.write_goldens(model, mtp, a.out_dir, stem,
                          {"model": str(kv.get("general.name", "")), "source": "gguf-dequantized",
-                          "gguf": os.path.basename(a.gguf), "gguf_tensor_types": types},
+                          "gguf": os.path.basename(a.gguf), "gguf_tensor_types": types,
+                          **dict(m.split("=", 1) for m in a.meta)},
                          lengths=[int(x) for x in a.lengths.split(",")], layer_states=a.layer_states)
     print(f"{a.out_dir}/{stem}.bin: {n} bytes; tensor types {types}")
 
