@@ -61,6 +61,20 @@ TEST(HybridParityDump, DumpLayersOfExternalFile) {
 
 constexpr int kVocab = 4096;   // tools/random_gguf.py --vocab default
 
+// The C++ generator must stay in step with tools/random_gguf.py (values printed by
+// random_gguf.normal / uniform for seed 1, std 0.02).
+TEST(HybridParityWeights, GeneratorMatchesRandomGgufPy) {
+  std::vector<float> v(5);
+  test::ParityFill("blk.0.attn_qkv.weight", test::ParityInit::kMatrix, 1, 0.02, &v);
+  const float want[5] = {-0x1.cd40f8p-6f, -0x1.eecb82p-7f, -0x1.f7def4p-7f, -0x1.1fefa6p-11f, 0x1.30217cp-6f};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(v[i], want[i]) << i;
+  std::vector<float> a(3);
+  test::ParityFill("blk.0.ssm_a", test::ParityInit::kA, 1, 0.02, &a);
+  EXPECT_FLOAT_EQ(a[0], -2.1896133f);
+  EXPECT_FLOAT_EQ(a[1], -15.5331955f);
+  EXPECT_FLOAT_EQ(a[2], -6.612526f);
+}
+
 struct ParityCase {
   const char* dir;     // tests/model/golden/<dir>
   const char* shape;   // tools/random_gguf.py --shape
