@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <ostream>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -80,6 +81,9 @@ struct ParityCase {
   const char* shape;   // tools/random_gguf.py --shape
   int layers;
 };
+
+// Names the case in test listings (instead of its bytes).
+void PrintTo(const ParityCase& pc, std::ostream* os) { *os << pc.dir; }
 
 std::string GoldenDir(const ParityCase& pc) { return test::SourceDir() + "/tests/model/golden/" + pc.dir; }
 
