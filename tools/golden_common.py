@@ -68,10 +68,20 @@ class GoldenWriter:
 
 
 @torch.no_grad()
-def run_full(model, ids: np.ndarray):
-    """One whole-prompt forward. Returns (logits [L,V], final-norm hidden [L,H])."""
+def run_full(model, ids: np.ndarray, layer_states: list | None = None):
+    """One whole-prompt forward. Returns (logits [L,V], final-norm hidden [L,H]). When `layer_states` is
+    a list, it receives each decoder layer's output (the residual stream, [L,H]) in layer order."""
     x = torch.from_numpy(ids.astype(np.int64))[None]
-    out = model.model(input_ids=x, use_cache=False)
+    hooks = []
+    if layer_states is not None:
+        def keep(_module, _inputs, output):
+            layer_states.append((output[0] if isinstance(output, tuple) else output)[0].detach().clone())
+        hooks = [layer.register_forward_hook(keep) for layer in model.model.layers]
+    try:
+        out = model.model(input_ids=x, use_cache=False)
+    finally:
+        for hk in hooks:
+            hk.remove()
     h = out.last_hidden_state[0]
     return model.lm_head(h), h
 
@@ -117,7 +127,7 @@ def mtp_goldens(model, mtp, ids: np.ndarray, h: torch.Tensor, logits: torch.Tens
             "mtp_step2_check_rows": float((mh2[:L] - mh).abs().max())}
 
 
-def write_goldens(model, mtp, out_dir: str, stem: str, meta: dict, lengths=PROMPT_LENGTHS):
+def write_goldens(model, mtp, out_dir: str, stem: str, meta: dict, lengths=PROMPT_LENGTHS, layer_states=False):
     V = model.config.vocab_size
     cols = golden_columns(V)
     colsT = torch.from_numpy(cols.astype(np.int64))
@@ -126,8 +136,16 @@ def write_goldens(model, mtp, out_dir: str, stem: str, meta: dict, lengths=PROMP
     prompts = []
     for L in lengths:
         ids = prompt_ids(L, V)
-        logits, h = run_full(model, ids)
+        layers = [] if layer_states else None
+        logits, h = run_full(model, ids, layers)
         p = f"p{L}"
+        if layer_states:
+            # residual stream after each decoder layer, last position: [n_layers, H]
+            w.add(p + ".layer_last", torch.stack([t[-1] for t in layers]))
+            lp = torch.log_softmax(logits[-1].double(), -1)
+            top = lp.topk(5)
+            w.add(p + ".top5_ids", top.indices.to(torch.int32))
+            w.add(p + ".top5_logprobs", top.values.float())
         w.add(p + ".ids", ids)
         w.add(p + ".last_logits", logits[-1])
         w.add(p + ".cols_logits", logits[:, colsT])

@@ -5,6 +5,10 @@ weights into the matching transformers model (+ Cairn's MTP reference head for q
 and write goldens in the cairn-golden-v1 format (tests/model/golden/README.md).
 
     python3 tools/golden_from_gguf.py MODEL.gguf OUT_DIR [--stem golden-q8_0] [--lengths 1,7,64,300,2000]
+                                      [--layer-states]
+
+--layer-states adds, per prompt, the residual stream after every decoder layer at the last position
+(pL.layer_last [n_layers, H]) and the last position's top-5 (pL.top5_ids, pL.top5_logprobs).
 
 The HF config is rebuilt from the GGUF metadata (architectures llama / qwen3 / qwen35), so the GGUF
 may come from `cairn convert` or from tools/hf_to_gguf_reference.py.  Needs torch, transformers >= 5, gguf.
@@ -108,14 +112,19 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--stem", default=None)
     ap.add_argument("--lengths", default=",".join(map(str, gc.PROMPT_LENGTHS)))
+    ap.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra string entry for the sidecar (e.g. how the GGUF was made); repeatable")
+    ap.add_argument("--layer-states", action="store_true",
+                    help="also store each layer's residual at the last position (pL.layer_last) and the top-5")
     a = ap.parse_args()
     torch.set_num_threads(1)
     model, mtp, types, kv = build_from_gguf(a.gguf)
     stem = a.stem or "golden-" + os.path.splitext(os.path.basename(a.gguf))[0]
     n = gc.write_goldens(model, mtp, a.out_dir, stem,
                          {"model": str(kv.get("general.name", "")), "source": "gguf-dequantized",
-                          "gguf": os.path.basename(a.gguf), "gguf_tensor_types": types},
-                         lengths=[int(x) for x in a.lengths.split(",")])
+                          "gguf": os.path.basename(a.gguf), "gguf_tensor_types": types,
+                          **dict(m.split("=", 1) for m in a.meta)},
+                         lengths=[int(x) for x in a.lengths.split(",")], layer_states=a.layer_states)
     print(f"{a.out_dir}/{stem}.bin: {n} bytes; tensor types {types}")
 
 

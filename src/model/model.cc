@@ -141,6 +141,7 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
       const LayerWeights& w = weights_.layers[il];
       if (cfg.arch == Arch::kGemma3) {
         Gemma3Layer(c, w, w.kind == LayerKind::kSlidingAttention ? swa_layer++ : attn_layer++, x, h, out);
+        if (req.on_layer) req.on_layer(il, p0, n, x);
         continue;
       }
       {
@@ -159,6 +160,7 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
       }
       FfnBlock(c, w.ffn, h, out);
       for (int64_t i = 0; i < n * E; ++i) x[i] += out[i];
+      if (req.on_layer) req.on_layer(il, p0, n, x);
     }
     st.Advance(n);
 

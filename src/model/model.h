@@ -50,6 +50,10 @@ struct ForwardRequest {
   std::function<bool(int64_t done, int64_t total)> progress;
   int64_t chunk_tokens = 256;
   VerifyCapture* verify = nullptr;      // speculative verification (see RollbackVerify)
+  // Diagnostics and parity tests: called after each trunk layer of each chunk
+  // with the residual stream [n][n_embd] of that chunk's tokens (positions
+  // p0 .. p0 + n - 1). Not called for MTP layers.
+  std::function<void(int layer, int64_t p0, int64_t n, const float* residual)> on_layer;
 };
 
 struct ForwardResult {
