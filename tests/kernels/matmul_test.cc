@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include "core/half.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dot_ref.h"
 #include "kernels/quant.h"
 #include "ops_test_util.h"
@@ -118,6 +122,28 @@ TEST(MatMulTest, MatchesReferenceOnEveryTarget) {
       }
     });
   }
+}
+
+// Every quantized type runs a SIMD kernel on every SIMD target this CPU runs
+// (x86 AVX2/AVX-512, Arm NEON and SVE); only the portable targets (EMU128,
+// SCALAR) use the scalar reference. Together with the bit-exactness tests
+// this proves that each target's kernels match the reference.
+TEST(MatMulTest, EveryQuantizedTypeHasASimdKernel) {
+  RestrictDispatchToCpu();
+  std::string checked;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    SCOPED_TRACE(name);
+    const bool portable = target == HWY_EMU128 || target == HWY_SCALAR;
+    for (DType type : kAllTypes) {
+      if (IsFloat(type)) continue;
+      EXPECT_EQ(MatMulKernelIsSimd(type), !portable) << GetDTypeInfo(type).name;
+    }
+    checked += " " + name + (portable ? " (reference)" : "");
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  std::printf("quantized MatMul kernels checked on:%s\n", checked.c_str());
 }
 
 // Quantized types over column counts that exercise every kernel loop (scale
