@@ -23,13 +23,15 @@ target (N_NEON, checked: AdvSIMD + AES) and the portable and baseline code
 atomics, CRC32 or the other optional extensions; SVE targets (N_SVE,
 N_SVE_256) may add SVE and FP16, SVE2 targets (N_SVE2, N_SVE2_128) SVE2.
 --arm-dotprod: the binary was built with -march=armv8.2-a+dotprod, so
-AdvSIMD sdot/udot are baseline. libgcc's outline atomics (__aarch64_*) pick
+AdvSIMD sdot/udot and the Armv8.1/8.2 mandatory extensions (LSE, RDM, CRC32)
+are baseline. libgcc's outline atomics (__aarch64_*) pick
 LSE or LL/SC at run time and are not audited.
 
 Usage: isa_audit.py [--arm-dotprod] FILE [FILE ...]
 """
 
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -194,11 +196,17 @@ X86 = Arch("x86-64", TARGETS, NAMESPACE_TARGET, RULES, "objdump")
 AARCH64 = Arch("aarch64", ARM_TARGETS, ARM_NAMESPACE_TARGET, ARM_RULES, "aarch64-linux-gnu-objdump", ARM_EXEMPT)
 
 
+# Baseline of an -march=armv8.2-a+dotprod build: dotprod and the extensions
+# Armv8.1/8.2 make mandatory.
+ARM_V82_DOTPROD = {ARM_DOTPROD_RULE, "LSE atomics", "RDM (sqrdmlah/sqrdmlsh)", "CRC32"}
+
+
 def aarch64_arch(dotprod=False):
-    """The AArch64 rules; dotprod: AdvSIMD sdot/udot are baseline (-march=armv8.2-a+dotprod)."""
+    """The AArch64 rules; dotprod: the build's baseline is -march=armv8.2-a+dotprod
+    (AdvSIMD sdot/udot, LSE, RDM and CRC32 allowed everywhere)."""
     if not dotprod:
         return AARCH64
-    rules = [r for r in ARM_RULES if r.name != ARM_DOTPROD_RULE]
+    rules = [r for r in ARM_RULES if r.name not in ARM_V82_DOTPROD]
     return Arch(AARCH64.name, ARM_TARGETS, ARM_NAMESPACE_TARGET, rules, AARCH64.objdump, ARM_EXEMPT)
 
 
@@ -291,7 +299,9 @@ def arch_of(path, arm_dotprod=False):
 
 
 def disassemble(path, arch=X86):
-    cmd = [arch.objdump, "-d", "-C", "-w", "--no-show-raw-insn", path]
+    # A native AArch64 machine has no cross objdump: its own objdump reads the file.
+    objdump = arch.objdump if shutil.which(arch.objdump) else "objdump"
+    cmd = [objdump, "-d", "-C", "-w", "--no-show-raw-insn", path]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, errors="replace")
     yield from proc.stdout
     if proc.wait() != 0:

@@ -124,7 +124,9 @@ class ArmRulesTest(unittest.TestCase):
 
     def test_dotprod_build_allows_advsimd_sdot(self):
         self.assertEqual(arm(NEON_FN, "sdot\tv0.4s, v1.16b, v2.16b", dotprod=True), [])
-        self.assertEqual(arm(PLAIN_FN, "udot\tv0.4s, v1.16b, v2.16b", dotprod=True), [])
+        self.assertEqual(arm(PLAIN_FN, "udot\tv0.4s, v1.16b, v2.16b", "ldaddal\tw2, w3, [x1]",
+                             "crc32cb\tw0, w0, w1", dotprod=True), [])
+        self.assertIn(("NEON", "SVE (z/p registers)"), arm(NEON_FN, "ptrue\tp0.b", dotprod=True))
 
     def test_sve_targets(self):
         self.assertEqual(arm(SVE_FN, "ld1w\t{z0.s}, p0/z, [x0]", "fmla\tz0.s, p0/m, z1.s, z2.s", "cntw\tx0",
