@@ -142,7 +142,7 @@ _V = re.compile(r"\bv\d{1,2}\.")
 ARM_DOTPROD_RULE = "AdvSIMD dotprod (sdot/udot)"
 ARM_RULES = [
     # Extensions no compiled target guarantees (armv8-a baseline; Highway's
-    # NEON check: AdvSIMD + AES; SVE: HWCAP SVE; SVE2: SVE2 + SVE-AES).
+    # NEON target requires AES, its SVE / SVE2 targets the SVE / SVE2 HWCAPs).
     Rule(ARM_DOTPROD_RULE, NEVER, mnemonic=mn(r"[su]dot"), operands=_V),
     Rule("I8MM", NEVER, mnemonic=mn(r"[su]mmla|usmmla|usdot|sudot")),
     Rule("BF16", NEVER, mnemonic=mn(r"bfdot|bfmmla|bfmlal[bt]?|bfcvtn?2?|bfcvtnt")),
