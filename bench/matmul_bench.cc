@@ -656,6 +656,7 @@ BENCHMARK_CAPTURE(BM_Decode, q4_1, DType::kQ4_1)->Arg(64)->UseRealTime()->Unit(b
 BENCHMARK_CAPTURE(BM_Decode, q5_0, DType::kQ5_0)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q5_1, DType::kQ5_1)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, iq4_nl, DType::kIQ4_NL)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Decode, q5_K, DType::kQ5_K)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q2_K, DType::kQ2_K)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, q3_K, DType::kQ3_K)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_Decode, iq4_xs, DType::kIQ4_XS)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
