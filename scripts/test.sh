@@ -7,7 +7,7 @@
 #   4. libFuzzer targets for a bounded time on their seed corpora
 #   5. aarch64: compile check of core + kernels (-Werror), then the kernels
 #      tests and matmul_bench cross-built and run under qemu on several Arm
-#      CPUs (NEON, SVE, SVE2; scripts/check-arm-tests.sh, ~N min)
+#      CPUs (NEON, SVE, SVE2; scripts/check-arm-tests.sh, ~5 min on 2 cores)
 # CAIRN_TEST_QUICK=1 stops after stage 2 (for local iteration).
 set -euo pipefail
 cd "$(dirname "$0")/.."
