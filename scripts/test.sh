@@ -5,7 +5,9 @@
 #      then the real cairn serve on tiny random models and the default model)
 #   3. AddressSanitizer/UBSan build of the unit tests
 #   4. libFuzzer targets for a bounded time on their seed corpora
-#   5. aarch64 (NEON) compile check of core + kernels
+#   5. aarch64: compile check of core + kernels (-Werror), then the kernels
+#      tests and matmul_bench cross-built and run under qemu on several Arm
+#      CPUs (NEON, SVE, SVE2; scripts/check-arm-tests.sh, ~5 min on 2 cores)
 # CAIRN_TEST_QUICK=1 stops after stage 2 (for local iteration).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +49,8 @@ scripts/fuzz.sh "${CAIRN_FUZZ_SECONDS:-30}"
 
 stage "aarch64 compile check"
 scripts/check-arm-compile.sh
+
+stage "aarch64 kernels tests under qemu (NEON, SVE, SVE2 targets against the scalar reference)"
+scripts/check-arm-tests.sh
 
 stage "all stages passed"

@@ -568,7 +568,7 @@ struct Q6KKernel {
 
 static_assert(offsetof(BlockQ6K, d) == 208);
 
-#else
+#elif !CAIRN_ARM_SIMD_TARGET  // Arm: gemm_kquant_neon-inl.h
 
 using Q4KKernel = RefKernel<DType::kQ4_K>;
 using Q5KKernel = RefKernel<DType::kQ5_K>;

@@ -447,7 +447,7 @@ using Q2KKernel = KQuant2Kernel<Q2KTraits>;
 using Q3KKernel = KQuant2Kernel<Q3KTraits>;
 using IQ4XSKernel = KQuant2Kernel<IQ4XSTraits>;
 
-#else
+#elif !CAIRN_ARM_SIMD_TARGET  // Arm: gemm_kquant_neon-inl.h
 
 using Q2KKernel = RefKernel<DType::kQ2_K>;
 using Q3KKernel = RefKernel<DType::kQ3_K>;

@@ -16,6 +16,16 @@
 // L1) instead of one multiply per block: the same IEEE products, fewer
 // operations on the ports that also run maddubs/madd/FMA. Other targets
 // handle one weight row per call.
+#ifndef CAIRN_ARM_SIMD_TARGET
+// True in the Highway passes whose code may use NEON (AdvSIMD) intrinsics:
+// the NEON target and the SVE targets (every SVE CPU implements AdvSIMD, and
+// Cairn's quantized kernels have no SVE code of their own). Evaluated anew in
+// each pass of foreach_target.h (HWY_TARGET changes).
+#define CAIRN_ARM_SIMD_TARGET                                                                   \
+  (HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || \
+   HWY_TARGET == HWY_SVE_256 || HWY_TARGET == HWY_SVE2_128)
+#endif
+
 #if defined(CAIRN_KERNELS_GEMM_Q8_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_Q8_INL_H_
 #undef CAIRN_KERNELS_GEMM_Q8_INL_H_
@@ -32,6 +42,10 @@
 #include "kernels/quant_act.h"
 #include "kernels/quant_blocks.h"
 
+#if HWY_ARCH_ARM_A64
+#include <arm_neon.h>  // Highway's SVE targets do not include it
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace cairn::kernels {
 namespace HWY_NAMESPACE {
@@ -40,6 +54,7 @@ namespace HWY_NAMESPACE {
 // SIMD kernel on the current target).
 template <DType kType>
 struct RefKernel {
+  static constexpr bool kIsReference = true;
   template <int NB>
   static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
     for (int b = 0; b < NB; ++b) out[b] = DotQuantizedRef(kType, wrow, acts[b], cols);
@@ -346,7 +361,7 @@ using Q5_0Kernel = Blocks32Kernel<Q5_0Levels>;
 using Q5_1Kernel = Blocks32Kernel<Q5_1Levels>;
 using IQ4NLKernel = Blocks32Kernel<IQ4NLLevels>;
 
-#elif HWY_TARGET == HWY_NEON
+#elif CAIRN_ARM_SIMD_TARGET  // NEON, and the SVE targets (AdvSIMD code)
 
 // Levels of a 32-element block as two int8x16 (elements 0..15, 16..31).
 struct Q8_0Levels {

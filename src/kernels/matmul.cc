@@ -33,6 +33,8 @@
 #include "kernels/gemm_kquant-inl.h"
 // After gemm_kquant-inl.h (reuses its tiles and streaming loop).
 #include "kernels/gemm_kquant2-inl.h"
+// Arm (NEON and SVE targets): the K-quant kernels of both files above.
+#include "kernels/gemm_kquant_neon-inl.h"
 #include "kernels/quant_act-inl.h"
 
 #ifndef CAIRN_KERNELS_MATMUL_ONCE_
@@ -218,6 +220,31 @@ void RunRowsOfType(const MatrixView& w, const ActRow* qacts, const float* const*
   }
 }
 
+template <class Kernel>
+constexpr bool IsSimdKernel() {
+  if constexpr (requires { Kernel::kIsReference; }) return !Kernel::kIsReference;
+  return true;
+}
+
+// MatMulKernelIsSimd on this target.
+bool KernelIsSimdTarget(DType type) {
+  switch (type) {
+    case DType::kQ8_0: return IsSimdKernel<Q8_0Kernel>();
+    case DType::kQ4_0: return IsSimdKernel<Q4_0Kernel>();
+    case DType::kQ4_1: return IsSimdKernel<Q4_1Kernel>();
+    case DType::kQ5_0: return IsSimdKernel<Q5_0Kernel>();
+    case DType::kQ5_1: return IsSimdKernel<Q5_1Kernel>();
+    case DType::kIQ4_NL: return IsSimdKernel<IQ4NLKernel>();
+    case DType::kQ4_K: return IsSimdKernel<Q4KKernel>();
+    case DType::kQ5_K: return IsSimdKernel<Q5KKernel>();
+    case DType::kQ6_K: return IsSimdKernel<Q6KKernel>();
+    case DType::kQ2_K: return IsSimdKernel<Q2KKernel>();
+    case DType::kQ3_K: return IsSimdKernel<Q3KKernel>();
+    case DType::kIQ4_XS: return IsSimdKernel<IQ4XSKernel>();
+    default: return false;
+  }
+}
+
 bool IsFloatWeight(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }
 
 void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const float* x, int64_t ldx, int64_t batch,
@@ -310,6 +337,9 @@ HWY_AFTER_NAMESPACE();
 namespace cairn::kernels {
 
 HWY_EXPORT(MatMulSameInputTarget);
+HWY_EXPORT(KernelIsSimdTarget);
+
+bool MatMulKernelIsSimd(DType type) { return HWY_DYNAMIC_DISPATCH(KernelIsSimdTarget)(type); }
 
 void MatMulSameInput(std::span<const MatMulOutput> outs, const float* x, int64_t ldx, int64_t batch,
                      ThreadPool& pool) {

@@ -59,6 +59,12 @@ struct MatMulOutput {
 void MatMulSameInput(std::span<const MatMulOutput> outs, const float* x, int64_t ldx, int64_t batch,
                      ThreadPool& pool);
 
+// Whether MatMul on the target that dispatch picks now runs a SIMD integer
+// kernel for quantized weights of `type` (false: the scalar reference,
+// RefKernel, or not a quantized type). Tests check that every quantized type has one on each
+// SIMD target (x86 AVX2/AVX-512, Arm NEON/SVE).
+bool MatMulKernelIsSimd(DType type);
+
 // Dequantizes row r of w into out[0..cols) (embedding lookup).
 void GetRow(const MatrixView& w, int64_t r, float* out);
 

@@ -20,6 +20,14 @@ TEST(HalfTest, F16RoundTripsEveryBitPattern) {
   }
 }
 
+// The compiler's IEEE half type (GCC 12's C++ front end has _Float16 on x86
+// only; aarch64 has __fp16, converted with the FCVT instruction).
+#if defined(__aarch64__)
+using HardwareHalf = __fp16;
+#else
+using HardwareHalf = _Float16;
+#endif
+
 // F32 -> F16 agrees with the compiler's correctly rounded conversion.
 TEST(HalfTest, F32ToF16MatchesHardwareRounding) {
   uint32_t state = 12345;
@@ -27,7 +35,7 @@ TEST(HalfTest, F32ToF16MatchesHardwareRounding) {
     state = state * 1664525u + 1013904223u;
     const float f = BitsToFloat(state);
     if (std::isnan(f)) continue;
-    const _Float16 hw = static_cast<_Float16>(f);
+    const HardwareHalf hw = static_cast<HardwareHalf>(f);
     uint16_t hw_bits;
     std::memcpy(&hw_bits, &hw, 2);
     ASSERT_EQ(F32ToF16(f), hw_bits) << "f=" << f;

@@ -16,10 +16,22 @@ baseline, since Cairn builds without -march) and checks every instruction
 against the rules below. It exits 1 and lists each violation (function,
 address, instruction, rule) when there is one.
 
-Usage: isa_audit.py FILE [FILE ...]
+AArch64 binaries (cross builds, scripts/check-arm-tests.sh) are audited with
+aarch64-linux-gnu-objdump against the Arm rules (ARM_RULES): Highway's NEON
+target (N_NEON, checked: AdvSIMD + AES) and the portable and baseline code
+(armv8-a) may not contain SVE, dotprod, I8MM, BF16, FP16 arithmetic, LSE
+atomics, CRC32 or the other optional extensions; SVE targets (N_SVE,
+N_SVE_256) may add SVE and FP16, SVE2 targets (N_SVE2, N_SVE2_128) SVE2.
+--arm-dotprod: the binary was built with -march=armv8.2-a+dotprod, so
+AdvSIMD sdot/udot and the Armv8.1/8.2 mandatory extensions (LSE, RDM, CRC32)
+are baseline. libgcc's outline atomics (__aarch64_*) pick
+LSE or LL/SC at run time and are not audited.
+
+Usage: isa_audit.py [--arm-dotprod] FILE [FILE ...]
 """
 
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -112,21 +124,107 @@ RULES = [
 ]
 
 
-def target_of(function_name):
+# AArch64: the targets from the least to the most permissive, and the rules.
+ARM_TARGETS = ["BASELINE", "NEON", "SVE", "SVE2"]
+
+ARM_NAMESPACE_TARGET = {
+    "N_SCALAR": "BASELINE",
+    "N_EMU128": "BASELINE",
+    "N_NEON": "NEON",
+    "N_SVE": "SVE",
+    "N_SVE_256": "SVE",
+    "N_SVE2": "SVE2",
+    "N_SVE2_128": "SVE2",
+}
+
+_Z = re.compile(r"\bz\d{1,2}\b")
+_V = re.compile(r"\bv\d{1,2}\.")
+ARM_DOTPROD_RULE = "AdvSIMD dotprod (sdot/udot)"
+ARM_RULES = [
+    # Extensions no compiled target guarantees (armv8-a baseline; Highway's
+    # NEON target requires AES, its SVE / SVE2 targets the SVE / SVE2 HWCAPs).
+    Rule(ARM_DOTPROD_RULE, NEVER, mnemonic=mn(r"[su]dot"), operands=_V),
+    Rule("I8MM", NEVER, mnemonic=mn(r"[su]mmla|usmmla|usdot|sudot")),
+    Rule("BF16", NEVER, mnemonic=mn(r"bfdot|bfmmla|bfmlal[bt]?|bfcvtn?2?|bfcvtnt")),
+    Rule("LSE atomics", NEVER,
+         mnemonic=mn(r"(ld(add|clr|eor|set|smax|smin|umax|umin)|swp|casp?)(a|l|al)?[bh]?")),
+    Rule("CRC32", NEVER, mnemonic=mn(r"crc32c?[bhwx]")),
+    Rule("RDM (sqrdmlah/sqrdmlsh)", NEVER, mnemonic=mn(r"sqrdml[as]h"), operands=_V),
+    Rule("SHA2/SHA3/SHA512/SM3/SM4", NEVER,
+         mnemonic=mn(r"sha1[a-z0-9]+|sha256[a-z0-9]+|sha512[a-z0-9]+|eor3|bcax|rax1|xar|sm3[a-z0-9]+|sm4e(kc)?"),
+         operands=re.compile(r"^(?!.*\bz\d)")),
+    Rule("FHM/FCMA/JSCVT/FRINTTS", NEVER,
+         mnemonic=mn(r"fmlal2?|fmlsl2?|fcmla|fcadd|fjcvtzs|frint(32|64)[xz]"), operands=re.compile(r"^(?!.*\bz\d)")),
+    Rule("RCPC / MTE", NEVER, mnemonic=mn(r"ldapr[bh]?|ldapur[a-z]*|stlur[bh]?|irg|gmi|subp|subps|st2?g|stz2?g|ldg|stgp")),
+    # AES and 64-bit PMULL: Highway's NEON target requires AES.
+    Rule("AES / PMULL (crypto)", "NEON", mnemonic=mn(r"aes[de]|aesi?mc|pmull2?"),
+         operands=re.compile(r"\.1q|\.16b")),
+    # SVE: z / p registers and the SVE-only scalar forms.
+    Rule("SVE (z/p registers)", "SVE", operands=re.compile(r"\b[zp]\d{1,2}(\.[bhsdq]\b|/[zm]\b|\b)")),
+    Rule("SVE (scalar forms)", "SVE",
+         mnemonic=mn(r"rdvl|addvl|addpl|cnt[bhwd]|(inc|dec|sqinc|uqinc|sqdec|uqdec)[bhwd]|setffr")),
+    # FP16 arithmetic (FEAT_FP16: SVE requires it); conversions to/from F32 are baseline.
+    Rule("FP16 arithmetic", "SVE", mnemonic=re.compile(r"^(?!fcvt[ln]?2?$|fcvt$)f[a-z0-9]+$"),
+         operands=re.compile(r"\bv\d{1,2}\.[48]h\b|(^|[ ,])h\d{1,2}\b")),
+    # SVE2-only instructions (on z registers).
+    Rule("SVE2", "SVE2",
+         mnemonic=mn(r"[su](add|sub)[lw][bt]|[su]ml[as]l[bt]|[su]mull[bt]|sqdm(ull|lal|lsl)[bt]|"
+                     r"u?sq?xtu?n[bt]|sqxtun[bt]|u?q?r?shrn[bt]|sq?r?shrun?[bt]|r?(add|sub)hn[bt]|[su]shll[bt]|"
+                     r"eor3|bcax|bsl|bsl[12]n|nbsl|xar|histcnt|histseg|n?match|while(ge|gt|hi|hs|rw|wr)|"
+                     r"adcl[bt]|sbcl[bt]|s?q?cadd|cmla|sqrdcmlah|[su]aba?l[bt]|[su]abd?l[bt]|"
+                     r"[su]h(add|sub)r?|[su]rhadd|[su]qrshl|[su]qshlu?|[su]rshl|[su]sra|[su]rsra|sli|sri|"
+                     r"[su]minp|[su]maxp|addp|faddp|fmaxn?m?p|fminn?m?p|tbx|sqrdml[as]h|sqdmulh|"
+                     r"sqrdmulh|[su]adalp|pmul|pmull[bt]|bdep|bext|bgrp"),
+         operands=re.compile(r"\b[zp]\d{1,2}\b")),
+]
+
+# Functions not audited: libgcc's outline atomics choose LSE or LL/SC at run time.
+ARM_EXEMPT = re.compile(r"^__aarch64_")
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    targets: list
+    namespace_target: dict
+    rules: list
+    objdump: str
+    exempt: re.Pattern = None
+
+
+X86 = Arch("x86-64", TARGETS, NAMESPACE_TARGET, RULES, "objdump")
+AARCH64 = Arch("aarch64", ARM_TARGETS, ARM_NAMESPACE_TARGET, ARM_RULES, "aarch64-linux-gnu-objdump", ARM_EXEMPT)
+
+
+# Baseline of an -march=armv8.2-a+dotprod build: dotprod and the extensions
+# Armv8.1/8.2 make mandatory.
+ARM_V82_DOTPROD = {ARM_DOTPROD_RULE, "LSE atomics", "RDM (sqrdmlah/sqrdmlsh)", "CRC32"}
+
+
+def aarch64_arch(dotprod=False):
+    """The AArch64 rules; dotprod: the build's baseline is -march=armv8.2-a+dotprod
+    (AdvSIMD sdot/udot, LSE, RDM and CRC32 allowed everywhere)."""
+    if not dotprod:
+        return AARCH64
+    rules = [r for r in ARM_RULES if r.name not in ARM_V82_DOTPROD]
+    return Arch(AARCH64.name, ARM_TARGETS, ARM_NAMESPACE_TARGET, rules, AARCH64.objdump, ARM_EXEMPT)
+
+
+def target_of(function_name, arch=X86):
     """The most permissive target whose namespace the demangled name mentions."""
     best = "BASELINE"
     for ns in re.findall(r"\b(N_[A-Z0-9_]+)::", function_name):
-        target = NAMESPACE_TARGET.get(ns)
-        if target and TARGETS.index(target) > TARGETS.index(best):
+        target = arch.namespace_target.get(ns)
+        if target and arch.targets.index(target) > arch.targets.index(best):
             best = target
     return best
 
 
-def rule_applies(rule, target):
-    return rule.allowed_from is None or TARGETS.index(target) < TARGETS.index(rule.allowed_from)
+def rule_applies(rule, target, arch=X86):
+    return rule.allowed_from is None or arch.targets.index(target) < arch.targets.index(rule.allowed_from)
 
 
-def violations_in_instruction(target, text):
+def violations_in_instruction(target, text, arch=X86):
     """Rules that the instruction text (mnemonic and operands) breaks on target."""
     # Prefixes such as {vex}, {evex}, rep, lock, notrack, bnd, data16 precede the mnemonic.
     words = text.split()
@@ -141,8 +239,8 @@ def violations_in_instruction(target, text):
         break
     operands = " ".join(words[rest_at:])
     broken = []
-    for rule in RULES:
-        if not rule_applies(rule, target):
+    for rule in arch.rules:
+        if not rule_applies(rule, target, arch):
             continue
         if rule.mnemonic is not None and not rule.mnemonic.match(mnemonic):
             continue
@@ -158,7 +256,7 @@ FUNCTION_RE = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 INSTRUCTION_RE = re.compile(r"^\s+([0-9a-f]+):\s+(.*)$")
 
 
-def audit_disassembly(lines, functions_per_target=None):
+def audit_disassembly(lines, functions_per_target=None, arch=X86):
     """Yields (function, address, instruction, target, rule) for every violation.
 
     functions_per_target, when given, counts the functions seen per target."""
@@ -168,23 +266,42 @@ def audit_disassembly(lines, functions_per_target=None):
         m = FUNCTION_RE.match(line)
         if m:
             function = m.group(2)
-            target = target_of(function)
+            if arch.exempt is not None and arch.exempt.match(function):
+                function = None
+                continue
+            target = target_of(function, arch)
             if functions_per_target is not None:
                 functions_per_target[target] = functions_per_target.get(target, 0) + 1
             continue
         m = INSTRUCTION_RE.match(line)
         if not m or function is None:
             continue
-        # Drop objdump's symbol annotations (<f+0x10>) and comments (# 0x...).
-        text = m.group(2).split("#")[0].split("<")[0].strip()
-        if not text or text.startswith("(bad)"):
+        # Drop objdump's symbol annotations (<f+0x10>) and comments (x86 "# 0x...",
+        # AArch64 "// #16"); AArch64 immediates start with '#', so cut there only on x86.
+        text = m.group(2).split("//")[0]
+        if arch is X86:
+            text = text.split("#")[0]
+        text = text.split("<")[0].strip()
+        if not text or text.startswith("(bad)") or text.startswith(".inst") or text.startswith("udf"):
             continue
-        for rule in violations_in_instruction(target, text):
+        for rule in violations_in_instruction(target, text, arch):
             yield function, m.group(1), text, target, rule
 
 
-def disassemble(path):
-    cmd = ["objdump", "-d", "-C", "-w", "--no-show-raw-insn", path]
+def arch_of(path, arm_dotprod=False):
+    """X86 or the AArch64 rules, from the ELF header's e_machine."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    machine = int.from_bytes(header[18:20], "little") if header[:4] == b"\x7fELF" else 0
+    if machine == 0xB7:
+        return aarch64_arch(arm_dotprod)
+    return X86
+
+
+def disassemble(path, arch=X86):
+    # A native AArch64 machine has no cross objdump: its own objdump reads the file.
+    objdump = arch.objdump if shutil.which(arch.objdump) else "objdump"
+    cmd = [objdump, "-d", "-C", "-w", "--no-show-raw-insn", path]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, errors="replace")
     yield from proc.stdout
     if proc.wait() != 0:
@@ -192,15 +309,19 @@ def disassemble(path):
 
 
 def main(argv):
-    if len(argv) < 2:
+    args = argv[1:]
+    arm_dotprod = "--arm-dotprod" in args
+    paths = [a for a in args if a != "--arm-dotprod"]
+    if not paths:
         print(__doc__, file=sys.stderr)
         return 2
     total = 0
-    for path in argv[1:]:
+    for path in paths:
+        arch = arch_of(path, arm_dotprod)
         functions_per_target = {}
-        found = list(audit_disassembly(disassemble(path), functions_per_target))
-        counts = ", ".join(f"{t} {functions_per_target.get(t, 0)}" for t in TARGETS)
-        print(f"{path}: functions per target: {counts}")
+        found = list(audit_disassembly(disassemble(path, arch), functions_per_target, arch))
+        counts = ", ".join(f"{t} {functions_per_target.get(t, 0)}" for t in arch.targets)
+        print(f"{path} ({arch.name}): functions per target: {counts}")
         by_rule = {}
         for function, address, text, target, rule in found:
             by_rule.setdefault((target, rule), []).append((function, address, text))

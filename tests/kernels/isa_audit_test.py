@@ -9,10 +9,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import isa_audit  # noqa: E402
 
 
-def audit(function, *instructions):
+def audit(function, *instructions, arch=isa_audit.X86):
     lines = [f"0000000000001000 <{function}>:"]
     lines += [f"    {0x1000 + 4 * i:x}:\t{text}" for i, text in enumerate(instructions)]
-    return [(target, rule) for _, _, _, target, rule in isa_audit.audit_disassembly(lines)]
+    return [(target, rule) for _, _, _, target, rule in isa_audit.audit_disassembly(lines, arch=arch)]
+
+
+def arm(function, *instructions, dotprod=False):
+    return audit(function, *instructions, arch=isa_audit.aarch64_arch(dotprod))
+
+
+NEON_FN = "void cairn::kernels::N_NEON::NeonKQuantKernel<cairn::kernels::N_NEON::NeonQ6KTraits>::Tile<1, 4>(long)"
+SVE_FN = "cairn::kernels::N_SVE::Softmax(float*, long)"
+SVE256_FN = "cairn::kernels::N_SVE_256::Softmax(float*, long)"
+SVE2_FN = "cairn::kernels::N_SVE2::Softmax(float*, long)"
+ARM_EMU_FN = "cairn::kernels::N_EMU128::Softmax(float*, long)"
 
 
 AVX3_DL_FN = "void cairn::kernels::N_AVX3_DL::Blocks32Kernel<cairn::kernels::N_AVX3_DL::Q8_0Levels>::Tile<1, 1>(long)"
@@ -79,6 +90,65 @@ class RulesTest(unittest.TestCase):
         # SSE2, pause and GCC's rep bsf (shown as tzcnt) are baseline.
         self.assertEqual(audit(PLAIN_FN, "addps %xmm1,%xmm2", "pause", "tzcnt %eax,%eax", "rep stos %rax,(%rdi)",
                                "xgetbv", "cpuid"), [])
+
+
+
+class ArmRulesTest(unittest.TestCase):
+    def test_namespaces(self):
+        a = isa_audit.AARCH64
+        self.assertEqual(isa_audit.target_of(NEON_FN, a), "NEON")
+        self.assertEqual(isa_audit.target_of(SVE_FN, a), "SVE")
+        self.assertEqual(isa_audit.target_of(SVE256_FN, a), "SVE")
+        self.assertEqual(isa_audit.target_of(SVE2_FN, a), "SVE2")
+        self.assertEqual(isa_audit.target_of(ARM_EMU_FN, a), "BASELINE")
+        self.assertEqual(isa_audit.target_of(PLAIN_FN, a), "BASELINE")
+
+    def test_neon_code_is_armv8_advsimd(self):
+        # The instructions of the NEON kernels (widening dot, table lookup,
+        # F16 -> F32 conversion, FMA) and AES (Highway's NEON check) pass.
+        self.assertEqual(arm(NEON_FN, "smull\tv1.8h, v2.8b, v3.8b", "smlal2\tv1.8h, v2.16b, v3.16b",
+                             "sadalp\tv0.4s, v1.8h", "tbl\tv0.16b, {v1.16b}, v2.16b", "fcvt\ts0, h0",
+                             "fcvtl\tv0.4s, v1.4h", "fmla\tv0.4s, v1.4s, v2.4s", "mla\tv0.4s, v1.4s, v2.s[3]",
+                             "ldr\th0, [x0, #2]", "aese\tv0.16b, v1.16b", "pmull\tv0.8h, v1.8b, v2.8b",
+                             "add\tx0, x0, #0x1", "ld1\t{v0.16b}, [x0]"), [])
+
+    def test_sve_dotprod_and_others_are_rejected_in_neon(self):
+        rules = {rule for _, rule in arm(NEON_FN, "sdot\tv0.4s, v1.16b, v2.16b", "ld1w\t{z0.s}, p0/z, [x0]",
+                                         "ptrue\tp0.b", "cntw\tx0", "fadd\tv0.8h, v1.8h, v2.8h",
+                                         "fmul\th0, h1, h2", "ldaddal\tw1, w0, [x2]", "crc32cb\tw0, w0, w1",
+                                         "smmla\tv0.4s, v1.16b, v2.16b", "bfdot\tv0.4s, v1.8h, v2.8h",
+                                         "sqrdmlah\tv0.8h, v1.8h, v2.8h", "sha256h\tq0, q1, v2.4s")}
+        self.assertEqual(rules, {"AdvSIMD dotprod (sdot/udot)", "SVE (z/p registers)", "SVE (scalar forms)",
+                                 "FP16 arithmetic", "LSE atomics", "CRC32", "I8MM", "BF16", "RDM (sqrdmlah/sqrdmlsh)",
+                                 "SHA2/SHA3/SHA512/SM3/SM4"})
+
+    def test_dotprod_build_allows_advsimd_sdot(self):
+        self.assertEqual(arm(NEON_FN, "sdot\tv0.4s, v1.16b, v2.16b", dotprod=True), [])
+        self.assertEqual(arm(PLAIN_FN, "udot\tv0.4s, v1.16b, v2.16b", "ldaddal\tw2, w3, [x1]",
+                             "crc32cb\tw0, w0, w1", dotprod=True), [])
+        self.assertIn(("NEON", "SVE (z/p registers)"), arm(NEON_FN, "ptrue\tp0.b", dotprod=True))
+
+    def test_sve_targets(self):
+        self.assertEqual(arm(SVE_FN, "ld1w\t{z0.s}, p0/z, [x0]", "fmla\tz0.s, p0/m, z1.s, z2.s", "cntw\tx0",
+                             "sdot\tz0.s, z1.b, z2.b", "fadd\tv0.8h, v1.8h, v2.8h", "tbl\tz0.b, {z1.b}, z2.b",
+                             "smull\tv1.8h, v2.8b, v3.8b"), [])
+        self.assertIn(("SVE", "SVE2"), arm(SVE256_FN, "saddlb\tz0.h, z1.b, z2.b"))
+        self.assertIn(("SVE", "SVE2"), arm(SVE_FN, "whilege\tp0.s, x0, x1"))
+        self.assertEqual(arm(SVE2_FN, "saddlb\tz0.h, z1.b, z2.b", "sqxtnb\tz0.b, z1.h"), [])
+        # Neither SVE target guarantees AdvSIMD dotprod or I8MM.
+        self.assertIn(("SVE2", "AdvSIMD dotprod (sdot/udot)"), arm(SVE2_FN, "sdot\tv0.4s, v1.16b, v2.16b"))
+        self.assertIn(("SVE2", "I8MM"), arm(SVE2_FN, "smmla\tz0.s, z1.b, z2.b"))
+
+    def test_baseline_rejects_aes_and_sve(self):
+        rules = {rule for _, rule in arm(ARM_EMU_FN, "aese\tv0.16b, v1.16b", "ld1b\t{z0.b}, p0/z, [x0]")}
+        self.assertEqual(rules, {"AES / PMULL (crypto)", "SVE (z/p registers)"})
+
+    def test_outline_atomics_are_exempt(self):
+        self.assertEqual(arm("__aarch64_ldadd4_acq_rel", "ldaddal\tw0, w2, [x1]"), [])
+
+    def test_comments_and_immediates(self):
+        # AArch64 immediates start with '#', comments with '//'.
+        self.assertEqual(arm(NEON_FN, "movi\tv0.16b, #0xf", "ldr\tq0, [x1, #16]  // 10 <x>"), [])
 
 
 if __name__ == "__main__":

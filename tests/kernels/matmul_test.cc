@@ -6,13 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include "core/half.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dot_ref.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/quant.h"
 #include "ops_test_util.h"
 
@@ -118,6 +123,28 @@ TEST(MatMulTest, MatchesReferenceOnEveryTarget) {
       }
     });
   }
+}
+
+// Every quantized type runs a SIMD kernel on every SIMD target this CPU runs
+// (x86 AVX2/AVX-512, Arm NEON and SVE); only the portable targets (EMU128,
+// SCALAR) use the scalar reference. Together with the bit-exactness tests
+// this proves that each target's kernels match the reference.
+TEST(MatMulTest, EveryQuantizedTypeHasASimdKernel) {
+  RestrictDispatchToCpu();
+  std::string checked;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    SCOPED_TRACE(name);
+    const bool portable = target == HWY_EMU128 || target == HWY_SCALAR;
+    for (DType type : kAllTypes) {
+      if (IsFloat(type)) continue;
+      EXPECT_EQ(MatMulKernelIsSimd(type), !portable) << GetDTypeInfo(type).name;
+    }
+    checked += " " + name + (portable ? " (reference)" : "");
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  std::printf("quantized MatMul kernels checked on:%s\n", checked.c_str());
 }
 
 // Quantized types over column counts that exercise every kernel loop (scale
@@ -309,6 +336,56 @@ TEST(MatMulTest, ZeroActivationsGiveZero) {
     ForEachTarget([&] {
       MatMul(w.view, x.data(), cols, 2, y.data(), 9, pool);
       for (float v : y) ASSERT_EQ(v, 0.0f) << GetDTypeInfo(type).name;
+    });
+  }
+}
+
+// Raw random block bytes (every level and sub-block scale pattern, including
+// the extremes: Q6_K/Q3_K scales -128..127 / -32..31, 6-bit scales and mins
+// of 63, IQ4 codebook -127) against activations that all quantize to +-127:
+// the largest integer sums any kernel meets (e.g. two products of 127 * 127
+// in one int16 lane of the NEON widening dot). The F16 scale fields are set
+// to small finite values. Bit-equal to the reference on every target.
+TEST(MatMulTest, RandomBlockBytesAndExtremeActivationsMatchReference) {
+  struct Fields {
+    DType type;
+    std::vector<size_t> halves;  // byte offsets of the F16 fields in a block
+  };
+  const Fields types[] = {
+      {DType::kQ8_0, {0}},     {DType::kQ4_0, {0}},     {DType::kQ4_1, {0, 2}},  {DType::kQ5_0, {0}},
+      {DType::kQ5_1, {0, 2}},  {DType::kIQ4_NL, {0}},   {DType::kQ4_K, {0, 2}},  {DType::kQ5_K, {0, 2}},
+      {DType::kQ6_K, {208}},   {DType::kQ2_K, {80, 82}}, {DType::kQ3_K, {108}}, {DType::kIQ4_XS, {0}},
+  };
+  const int64_t rows = 11;
+  ThreadPool pool(2);
+  std::mt19937 rng(77);
+  for (const Fields& f : types) {
+    SCOPED_TRACE(GetDTypeInfo(f.type).name);
+    const DTypeInfo& info = GetDTypeInfo(f.type);
+    const int64_t cols = info.block_elems == 256 ? 1280 : 320;
+    const size_t block_bytes = static_cast<size_t>(info.block_bytes);
+    const size_t stride = RowBytes(f.type, cols);
+    std::vector<uint8_t> bytes(stride * rows);
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
+    for (size_t block = 0; block < bytes.size() / block_bytes; ++block) {
+      for (size_t off : f.halves) StoreHalfBits(F32ToF16(scale(rng)), &bytes[block * block_bytes + off]);
+    }
+    const MatrixView w{f.type, bytes.data(), rows, cols, stride};
+    const int64_t batch = 9;
+    std::vector<float> x(batch * cols);
+    for (float& v : x) v = (rng() & 1) ? 1.0f : -1.0f;
+    std::vector<float> ref(batch * rows);
+    MatMulReference(w, x.data(), cols, batch, ref.data(), rows);
+    for (float v : ref) ASSERT_TRUE(std::isfinite(v) && v != 0.0f);
+    ForEachTarget([&] {
+      for (int64_t width : {int64_t{1}, int64_t{4}, batch}) {
+        std::vector<float> y(width * rows, -1.0f);
+        MatMul(w, x.data(), cols, width, y.data(), rows, pool);
+        for (int64_t i = 0; i < width * rows; ++i) {
+          ASSERT_EQ(FloatBits(y[i]), FloatBits(ref[i])) << "width " << width << " element " << i;
+        }
+      }
     });
   }
 }
