@@ -15,7 +15,8 @@ namespace cairn::kernels {
 namespace {
 
 // Blocks of 32 with F16 scale d at byte 0 (every 32-element type), levels from
-// UnpackLevels32; types with a block min add the min lanes (dot_ref.h).
+// UnpackLevels32: the exact integer dot of each block feeds lane k mod 8 with
+// one FMA; types with a block min add the min lanes (dot_ref.h).
 float DotBlocks32(DType type, const uint8_t* w, const ActRow& x, int64_t cols) {
   const size_t block_bytes = static_cast<size_t>(Block32Bytes(type));
   const bool has_min = HasBlockMin(type);
@@ -26,11 +27,9 @@ float DotBlocks32(DType type, const uint8_t* w, const ActRow& x, int64_t cols) {
     UnpackLevels32(type, block, q);
     const float scale = F16ToF32(LoadHalfBits(block)) * x.d[k];
     const int8_t* xq = x.qs + k * kQK;
-    for (int i = 0; i < 8; ++i) {
-      int isum = 0;
-      for (int j = 4 * i; j < 4 * i + 4; ++j) isum += q[j] * xq[j];
-      acc[i] = std::fma(static_cast<float>(isum), scale, acc[i]);
-    }
+    int isum = 0;  // |isum| <= 32 * 128 * 127: exact in int32 and in F32
+    for (int j = 0; j < kQK; ++j) isum += q[j] * xq[j];
+    acc[k % 8] = std::fma(static_cast<float>(isum), scale, acc[k % 8]);
     if (has_min) accm[k % 8] = std::fma(F16ToF32(LoadHalfBits(block + 2)), x.s[k], accm[k % 8]);
   }
   return has_min ? ReduceLanes8(acc) + ReduceLanes8(accm) : ReduceLanes8(acc);

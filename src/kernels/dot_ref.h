@@ -4,13 +4,19 @@
 // on every SIMD target must return bit-identical results to MatMulReference.
 // The canonical operation sequence per (weight row, activation row):
 //   Q8_0 / Q4_0 / Q5_0 / IQ4_NL (32-element blocks, activation Q8) and
-//   Q4_1 / Q5_1 (activation Q8_1): eight F32 lane accumulators; for block k,
-//   lane i (elements 4i..4i+3 of the block):
-//       acc[i] = fma(float(isum_i), dw_k * dx_k, acc[i])
-//     where isum_i is the exact integer dot of those 4 elements with the
-//     levels of UnpackLevels32 (Q4_0 nibble - 8, Q5_0 x - 16, IQ4_NL codebook
-//     values, Q4_1/Q5_1 unsigned). Result: ReduceLanes8(acc) =
-//     ((s0 + s2) + (s1 + s3)) with s_i = acc[i] + acc[i + 4].
+//   Q4_1 / Q5_1 (activation Q8_1): eight F32 lane accumulators; block k
+//   feeds lane k mod 8 with one FMA:
+//       acc[k mod 8] = fma(float(isum_k), dw_k * dx_k, acc[k mod 8])
+//     where isum_k is the exact integer dot of the block's 32 levels (those of
+//     UnpackLevels32: Q4_0 nibble - 8, Q5_0 x - 16, IQ4_NL codebook values,
+//     Q4_1/Q5_1 unsigned) with its 32 activation levels. Result:
+//     ReduceLanes8(acc) = ((s0 + s2) + (s1 + s3)) with s_i = acc[i] + acc[i + 4].
+//     One FMA per block and eight blocks per vector FMA: a SIMD kernel sums
+//     each block in integers (x86: eight blocks transposed so that one
+//     integer lane holds one block, activations interleaved to match, see
+//     quant_act.h kQ8X) and spends one convert, one multiply and one FMA on
+//     eight blocks, where lanes per 4-element group spent them per block
+//     (issue: prefill >= 1.5x llama.cpp).
 //     Q4_1 / Q5_1 add the min term m_k * s_k (s_k = dx_k * sum of block k's
 //     activation levels, quant_act.h) in eight more lanes, block k in lane
 //     k mod 8 (a SIMD kernel forms eight blocks' terms with one vector FMA):

@@ -35,6 +35,8 @@
 
 #include <hwy/highway.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/half.h"
@@ -226,124 +228,152 @@ HWY_INLINE void AddMinTerms(const uint8_t* wrow, size_t stride, int64_t num_bloc
   }
 }
 
-// Register tile: R weight rows x NB activation rows, R * NB accumulators of
-// eight F32 lanes (R = 2, NB = 4: 8 of the 16 ymm registers). Per block, each
-// weight row is loaded and its |w| formed once for all NB activation rows,
-// and each activation block is loaded once for both weight rows. Per
-// (row, activation row) the operations are exactly those of the canonical
-// sequence: sign, maddubs, madd (or dpbusd), cvt, one FMA with dw * dx (a
-// vector multiply of the two broadcast scales: the same IEEE product), so
-// the result does not depend on R, NB or the tile position.
-//
-// Verification widths 2..16 use 1 x NB tiles instead (NB <= kWideActs, same
-// per-pair operations, decode's weight prefetch): every weight row is then
-// streamed once per tile of up to eight activation rows, where 2 x 4 tiles
-// read each 16-row block once per four (measured on Zen 3: width 8 / width
-// 1 2.1-2.9x instead of 2.9-3.8x, width 16 +20% GMAC/s; widths 2 and 4
-// 20-30% faster than with 2 x NB tiles).
+// 8 x 8 transpose of 32-bit words: v[j] = block j's 32 levels (word t =
+// elements 4t..4t+3) becomes v[t] = word t of blocks 0..7 (lane j = block j),
+// the kQ8X order of the activations (quant_act.h). 24 shuffles.
+HWY_INLINE void TransposeWords8x8(__m256i v[8]) {
+  __m256i a[8], b[8];
+  for (int p = 0; p < 4; ++p) {
+    a[2 * p] = _mm256_unpacklo_epi32(v[2 * p], v[2 * p + 1]);      // words 0, 1 | 4, 5 of blocks 2p, 2p+1
+    a[2 * p + 1] = _mm256_unpackhi_epi32(v[2 * p], v[2 * p + 1]);  // words 2, 3 | 6, 7
+  }
+  for (int h = 0; h < 2; ++h) {  // blocks 0..3, then 4..7
+    const __m256i* q = a + 4 * h;
+    b[4 * h + 0] = _mm256_unpacklo_epi64(q[0], q[2]);  // word 0 | word 4 of four blocks
+    b[4 * h + 1] = _mm256_unpackhi_epi64(q[0], q[2]);  // 1 | 5
+    b[4 * h + 2] = _mm256_unpacklo_epi64(q[1], q[3]);  // 2 | 6
+    b[4 * h + 3] = _mm256_unpackhi_epi64(q[1], q[3]);  // 3 | 7
+  }
+  for (int t = 0; t < 4; ++t) {
+    v[t] = _mm256_permute2x128_si256(b[t], b[4 + t], 0x20);
+    v[t + 4] = _mm256_permute2x128_si256(b[t], b[4 + t], 0x31);
+  }
+}
+
+// One weight row's group of eight blocks (g), ready for every activation row
+// of a tile: the transposed levels (lane j of word vector t = block j), as
+// the integer dot instruction takes them, and the eight F32 scales. Blocks
+// past the row's end (the last group of rows whose block count is not a
+// multiple of 8) are zero levels with scale 0; their lanes are masked.
+template <class Levels>
+struct WeightGroup {
+  static constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
+  // AVX3_DL (dpbusd): unsigned bytes; signed levels are offset by 128 and the
+  // activation side subtracts 128 * block_sums. Otherwise (maddubs) |w| here
+  // and the signs in `signs`.
+  __m256i words[8];
+  __m256i signs[8];
+#if HWY_TARGET == HWY_AVX3_DL
+  __m512i pairs[4];  // words 2p and 2p + 1: the 64 bytes of kQ8X at 64 p
+#endif
+  __m256 dw;
+
+  HWY_INLINE void Load(const uint8_t* row, int64_t first_block, int n) {
+    const uint8_t* block = row + first_block * Levels::kBlockBytes;
+    if (n == 8) {
+      dw = BlockScales8<Levels::kBlockBytes>(block);
+    } else {
+      alignas(32) float d[8] = {};
+      for (int j = 0; j < n; ++j) d[j] = BlockScale(block + j * Levels::kBlockBytes);
+      dw = _mm256_load_ps(d);
+    }
+    for (int j = 0; j < 8; ++j) words[j] = j < n ? Levels::Load(block + j * Levels::kBlockBytes) : _mm256_setzero_si256();
+    TransposeWords8x8(words);
+    if constexpr (!kUnsigned) {
+      for (int t = 0; t < 8; ++t) {
+#if HWY_TARGET == HWY_AVX3_DL
+        words[t] = _mm256_xor_si256(words[t], _mm256_set1_epi8(static_cast<char>(0x80)));
+#else
+        signs[t] = words[t];
+        words[t] = _mm256_sign_epi8(words[t], words[t]);
+#endif
+      }
+    }
+#if HWY_TARGET == HWY_AVX3_DL
+    for (int p = 0; p < 4; ++p) {
+      pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(words[2 * p]), words[2 * p + 1], 1);
+    }
+#endif
+  }
+
+  // Lane j = the exact integer dot of block j with the activations' block j
+  // (xs: the group's 256 interleaved bytes, sums: its eight block_sums).
+  HWY_INLINE __m256i Dot(const int8_t* xs, const int32_t* sums) const {
+#if HWY_TARGET == HWY_AVX3_DL
+    // Four 512-bit dpbusd (words 2p, 2p + 1 side by side) in two chains
+    // (latency), then the halves added: exact integers.
+    __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
+    for (int p = 0; p < 4; p += 2) {
+      even = _mm512_dpbusd_epi32(even, pairs[p], _mm512_loadu_si512(xs + 64 * p));
+      odd = _mm512_dpbusd_epi32(odd, pairs[p + 1], _mm512_loadu_si512(xs + 64 * p + 64));
+    }
+    const __m512i both = _mm512_add_epi32(even, odd);
+    const __m256i sum = _mm256_add_epi32(_mm512_castsi512_si256(both), _mm512_extracti64x4_epi64(both, 1));
+    if constexpr (kUnsigned) return sum;
+    (void)sums;
+    return _mm256_sub_epi32(sum, _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)), 7));
+#else
+    (void)sums;
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+    for (int t = 0; t < 8; t += 2) {
+      for (int u = 0; u < 2; ++u) {
+        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * (t + u)));
+        if constexpr (!kUnsigned) x = _mm256_sign_epi8(x, signs[t + u]);
+        __m256i& acc = u == 0 ? even : odd;
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(words[t + u], x), ones16));
+      }
+    }
+    return _mm256_add_epi32(even, odd);
+#endif
+  }
+};
+
+// Register tile: R weight rows x NB activation rows (kQ8X activations). Per
+// group of eight blocks, each weight row's blocks are loaded, unpacked and
+// transposed once for all NB activation rows; then per (row, activation row)
+// eight integer dot instructions (four 512-bit on AVX3_DL would be the same
+// work on Zen 4) leave one exact block dot per lane, and one convert, one
+// multiply (dw * dx, eight blocks) and one FMA (lane k mod 8 = block k) finish
+// the group: the canonical sequence of dot_ref.h, independent of R, NB and
+// the tile position. Against one FMA per block per 4-element lane group this
+// is a quarter of the float work per (row, activation row).
 template <class Levels>
 struct Blocks32Kernel {
-  static constexpr int kTileRows = 2;
-  static constexpr int kMaxActs = 4;
+  static constexpr int kTileRows = 1;
+  static constexpr int kMaxActs = 8;
   static constexpr int kWideActs = 8;
 
   // out[i * NB + b] = dot(row i at wrow + i * stride, acts[b]).
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kWideActs && R * NB <= 8);
-    constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
+    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kWideActs);
     const int64_t num_blocks = cols / kQK;
     __m256 acc[R][NB];
     for (int i = 0; i < R; ++i) {
       for (int b = 0; b < NB; ++b) acc[i][b] = _mm256_setzero_ps();
     }
-    int64_t k = 0;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    // Two blocks per 512-bit integer op; the float part stays two 256-bit
-    // FMAs in block order, so the canonical sequence is unchanged.
-    for (; k + 2 <= num_blocks; k += 2) {
+    WeightGroup<Levels> w[R];
+    for (int64_t k = 0; k < num_blocks; k += 8) {
+      const int n = static_cast<int>(std::min<int64_t>(8, num_blocks - k));
       for (int i = 0; i < R; ++i) {
-        const uint8_t* block0 = wrow + i * stride + k * Levels::kBlockBytes;
-        const uint8_t* block1 = block0 + Levels::kBlockBytes;
-        const __m512i w =
-            _mm512_inserti64x4(_mm512_castsi256_si512(Levels::Load(block0)), Levels::Load(block1), 1);
-        // Unsigned levels (Q4_1, Q5_1) are their own |w| and need no sign transfer.
-        const __mmask64 negative = kUnsigned ? 0 : _mm512_movepi8_mask(w);
-        const __m512i abs_w = kUnsigned ? w : _mm512_abs_epi8(w);
-        const __m256 dw0 = _mm256_set1_ps(BlockScale(block0)), dw1 = _mm256_set1_ps(BlockScale(block1));
-        for (int b = 0; b < NB; ++b) {
-          const __m512i x = _mm512_loadu_si512(acts[b].qs + k * kQK);
-          const __m512i signed_x = kUnsigned ? x : _mm512_mask_sub_epi8(x, negative, _mm512_setzero_si512(), x);
-#if HWY_TARGET == HWY_AVX3_DL
-          const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_w, signed_x);
-#else
-          const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(abs_w, signed_x), _mm512_set1_epi16(1));
-#endif
-          const __m512 pf = _mm512_cvtepi32_ps(p);
-          const __m256 s0 = _mm256_mul_ps(dw0, _mm256_broadcast_ss(acts[b].d + k));
-          const __m256 s1 = _mm256_mul_ps(dw1, _mm256_broadcast_ss(acts[b].d + k + 1));
-          acc[i][b] = _mm256_fmadd_ps(_mm512_castps512_ps256(pf), s0, acc[i][b]);
-          acc[i][b] = _mm256_fmadd_ps(_mm512_extractf32x8_ps(pf, 1), s1, acc[i][b]);
-        }
-      }
-    }
-#endif
-    const __m256i ones16 = _mm256_set1_epi16(1);
-    // Eight blocks per step: scale[i][b][j] = dw(row i, block k + j) * dx(b, k + j),
-    // eight products per vector multiply, then per block the canonical
-    // FMA with the broadcast product. (AVX-512 targets leave at most one
-    // block for the loops below.)
-    for (; k + 8 <= num_blocks; k += 8) {
-      if constexpr (R == 1) {
-        // One-row tiles (decode and verification widths 2..16) stream each
-        // row from memory once: request the weights ~1 KB (four 8-block
-        // steps, 5 lines) ahead (decode: +10-20% of read bandwidth at 2
-        // threads, 2 KB ahead no better; widths 2 and 4 with 1 x NB tiles:
-        // -20-30% time against 2 x NB tiles without prefetch). Prefill's
-        // 2-row tiles re-read their row block from cache.
-        for (int i = 0; i < R; ++i) {
-          const char* ahead =
-              reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
+        if constexpr (R == 1) {
+          // One-row tiles (decode and verification widths) stream each row
+          // from memory once: request the weights ~1 KB (four groups) ahead.
+          const char* ahead = reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
           for (int line = 0; line < 5; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
         }
+        w[i].Load(wrow + i * stride, k, n);
       }
-      alignas(32) float scale[R][NB][8];
-      for (int i = 0; i < R; ++i) {
-        const __m256 dw = BlockScales8<Levels::kBlockBytes>(wrow + i * stride + k * Levels::kBlockBytes);
-        for (int b = 0; b < NB; ++b)
-          _mm256_store_ps(scale[i][b], _mm256_mul_ps(dw, _mm256_loadu_ps(acts[b].d + k)));
-      }
-      for (int j = 0; j < 8; ++j) {
-        __m256i w[R], abs_w[R];
-        for (int i = 0; i < R; ++i) {
-          w[i] = Levels::Load(wrow + i * stride + (k + j) * Levels::kBlockBytes);
-          abs_w[i] = kUnsigned ? w[i] : _mm256_sign_epi8(w[i], w[i]);
-        }
-        for (int b = 0; b < NB; ++b) {
-          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + (k + j) * kQK));
-          for (int i = 0; i < R; ++i) {
-            const __m256i p = DotLanesAbs(abs_w[i], kUnsigned ? x : _mm256_sign_epi8(x, w[i]), ones16);
-            acc[i][b] =
-                _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(&scale[i][b][j]), acc[i][b]);
-          }
-        }
-      }
-    }
-    for (; k < num_blocks; ++k) {
-      __m256i w[R], abs_w[R];
-      __m256 dw[R];
-      for (int i = 0; i < R; ++i) {
-        const uint8_t* block = wrow + i * stride + k * Levels::kBlockBytes;
-        w[i] = Levels::Load(block);
-        abs_w[i] = kUnsigned ? w[i] : _mm256_sign_epi8(w[i], w[i]);
-        dw[i] = _mm256_set1_ps(BlockScale(block));
-      }
+      const __m256 live = _mm256_castsi256_ps(
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
       for (int b = 0; b < NB; ++b) {
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].qs + k * kQK));
-        const __m256 dx = _mm256_broadcast_ss(acts[b].d + k);
+        const int8_t* xs = acts[b].qs + k * kQK;
+        const __m256 dx = _mm256_loadu_ps(acts[b].d + k);
         for (int i = 0; i < R; ++i) {
-          const __m256i p = DotLanesAbs(abs_w[i], kUnsigned ? x : _mm256_sign_epi8(x, w[i]), ones16);
-          acc[i][b] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[i], dx), acc[i][b]);
+          const __m256 dot = _mm256_cvtepi32_ps(w[i].Dot(xs, acts[b].block_sums + k));
+          const __m256 next = _mm256_fmadd_ps(dot, _mm256_mul_ps(w[i].dw, dx), acc[i][b]);
+          acc[i][b] = n == 8 ? next : _mm256_blendv_ps(acc[i][b], next, live);
         }
       }
     }
@@ -465,30 +495,56 @@ HWY_INLINE int32x4_t DotLanes(int8x16_t w, int8x16_t x) {
 #endif
 }
 
+// The canonical sequence of dot_ref.h on natural (kQ8, kQ8_1) activations:
+// per block two 16-byte dots leave four partial lanes, pairwise adds of four
+// blocks' lanes give one exact block dot per lane, and one multiply and one
+// FMA per four blocks feed lanes k mod 8 (acc_lo: blocks 8g..8g+3, acc_hi:
+// 8g+4..8g+7). The tail (< 4 blocks) takes one scalar FMA per block.
 template <class Levels>
 struct Blocks32Kernel {
   template <int NB>
   static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
     float32x4_t acc_lo[NB], acc_hi[NB];
     for (int b = 0; b < NB; ++b) acc_lo[b] = acc_hi[b] = vdupq_n_f32(0.0f);
-    for (int64_t k = 0; k < cols / kQK; ++k) {
+    const int64_t num_blocks = cols / kQK;
+    int64_t k = 0;
+    for (; k + 4 <= num_blocks; k += 4) {
+      int8x16_t w_lo[4], w_hi[4];
+      alignas(16) float dw[4];
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t* block = wrow + (k + j) * Levels::kBlockBytes;
+        Levels::Load(block, &w_lo[j], &w_hi[j]);
+        dw[j] = F16ToF32(LoadHalfBits(block));
+      }
+      const float32x4_t dwv = vld1q_f32(dw);
+      for (int b = 0; b < NB; ++b) {
+        int32x4_t p[4];
+        for (int j = 0; j < 4; ++j) {
+          const int8_t* x = acts[b].qs + (k + j) * kQK;
+          p[j] = vaddq_s32(DotLanes(w_lo[j], vld1q_s8(x)), DotLanes(w_hi[j], vld1q_s8(x + 16)));
+        }
+        const int32x4_t sums = vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
+        float32x4_t& acc = k % 8 == 0 ? acc_lo[b] : acc_hi[b];
+        acc = vfmaq_f32(acc, vcvtq_f32_s32(sums), vmulq_f32(dwv, vld1q_f32(acts[b].d + k)));
+      }
+    }
+    float lanes[NB][8];
+    for (int b = 0; b < NB; ++b) {
+      vst1q_f32(lanes[b], acc_lo[b]);
+      vst1q_f32(lanes[b] + 4, acc_hi[b]);
+    }
+    for (; k < num_blocks; ++k) {
       const uint8_t* block = wrow + k * Levels::kBlockBytes;
       int8x16_t w_lo, w_hi;
       Levels::Load(block, &w_lo, &w_hi);
       const float dw = F16ToF32(LoadHalfBits(block));
       for (int b = 0; b < NB; ++b) {
         const int8_t* x = acts[b].qs + k * kQK;
-        const float32x4_t scale = vdupq_n_f32(dw * acts[b].d[k]);
-        acc_lo[b] = vfmaq_f32(acc_lo[b], vcvtq_f32_s32(DotLanes(w_lo, vld1q_s8(x))), scale);
-        acc_hi[b] = vfmaq_f32(acc_hi[b], vcvtq_f32_s32(DotLanes(w_hi, vld1q_s8(x + 16))), scale);
+        const int isum = vaddvq_s32(vaddq_s32(DotLanes(w_lo, vld1q_s8(x)), DotLanes(w_hi, vld1q_s8(x + 16))));
+        lanes[b][k % 8] = std::fma(static_cast<float>(isum), dw * acts[b].d[k], lanes[b][k % 8]);
       }
     }
-    for (int b = 0; b < NB; ++b) {
-      float lanes[8];
-      vst1q_f32(lanes, acc_lo[b]);
-      vst1q_f32(lanes + 4, acc_hi[b]);
-      out[b] = ::cairn::kernels::ReduceLanes8(lanes);
-    }
+    for (int b = 0; b < NB; ++b) out[b] = ::cairn::kernels::ReduceLanes8(lanes[b]);
     if constexpr (HasMinTerm<Levels>()) {
       // The canonical min lanes (dot_ref.h), block k in lane k mod 8: two
       // 4-lane FMAs per eight blocks, the tail one scalar FMA per block.

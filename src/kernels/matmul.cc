@@ -8,8 +8,8 @@
 //   for each block of kRowBlock weight rows (kept hot in L1/L2)
 //     for each tile of up to kMaxActs activation rows
 //       for each group of kTileRows weight rows: kernel tile -> y[tile][rows]
-// Tile shapes are per kernel (32-element block types on x86: 2 x 4, and 1 x up to 8 for
-// batches 1..16; K-quants incl. Q2_K/Q3_K/IQ4_XS: 1 x 8; others 1 x 4); activation tiles are
+// Tile shapes are per kernel (32-element block types on x86: 1 x up to 8, eight blocks
+// transposed per row; K-quants incl. Q2_K/Q3_K/IQ4_XS: 1 x 8; others 1 x 4); activation tiles are
 // balanced (width 12: 6 + 6). Batch 1 (decode) degenerates to one
 // streaming pass over the weights, one row at a time. Small batches
 // (speculative verification) load and unpack every weight block once per
@@ -247,20 +247,30 @@ bool KernelIsSimdTarget(DType type) {
 
 bool IsFloatWeight(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }
 
+// The activation layout this target's kernel for `type` reads: on x86 every
+// 32-element type reads kQ8X (the numbers of kQ8_1, interleaved for the
+// transposed block dots of gemm_q8-inl.h); otherwise the reference's format.
+ActFormat TargetActFormat(DType type) {
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (GetDTypeInfo(type).block_elems == 32) return ActFormat::kQ8X;
+#endif
+  return ActFormatFor(type);
+}
+
 void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const float* x, int64_t ldx, int64_t batch,
                            ThreadPool& pool) {
   const int64_t cols = outs[0].w.cols;
   // The input once per activation format in use (usually one), in one scratch buffer.
-  constexpr int kFormats = 3;  // ActFormat::kQ8, kQ8K, kQ8_1 (indexes below)
+  constexpr int kFormats = 4;  // ActFormat::kQ8, kQ8K, kQ8_1, kQ8X (indexes below)
   static_assert(static_cast<int>(ActFormat::kQ8) == 0 && static_cast<int>(ActFormat::kQ8K) == 1 &&
-                static_cast<int>(ActFormat::kQ8_1) == kFormats - 1);
+                static_cast<int>(ActFormat::kQ8_1) == 2 && static_cast<int>(ActFormat::kQ8X) == kFormats - 1);
   bool used[kFormats] = {};
   bool any_float = false;
   for (size_t i = 0; i < num_outs; ++i) {
     if (IsFloatWeight(outs[i].w.type)) {
       any_float = true;
     } else {
-      used[static_cast<int>(ActFormatFor(outs[i].w.type))] = true;
+      used[static_cast<int>(TargetActFormat(outs[i].w.type))] = true;
     }
   }
   size_t offset[kFormats] = {};
@@ -313,7 +323,7 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
       const int64_t r0 = std::max<int64_t>(g0 - base, 0);
       const int64_t r1 = std::min<int64_t>(g1 - base, w.rows);
       if (r0 < r1) {
-        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(ActFormatFor(w.type))].data();
+        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(TargetActFormat(w.type))].data();
         RunRowsOfType(w, q, facts.data(), batch, outs[i].y, outs[i].ldy, r0, r1);
       }
       base += w.rows;

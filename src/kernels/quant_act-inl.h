@@ -21,6 +21,13 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 inline void QuantizeActivationRowTarget(ActFormat format, const float* x, int64_t cols, uint8_t* dst) {
+  if (format == ActFormat::kQ8X) {
+    // The numbers of kQ8_1, then the interleaving (O(cols) byte moves, next
+    // to the O(rows x cols) products that read them).
+    uint8_t* natural = Q8XNaturalScratch(cols);
+    QuantizeActivationRowTarget(ActFormat::kQ8_1, x, cols, natural);
+    return InterleaveQ8X(natural, cols, dst);
+  }
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;

@@ -11,9 +11,17 @@ namespace {
 
 size_t RoundUp64(size_t n) { return (n + 63) / 64 * 64; }
 
-int BlockElems(ActFormat format) { return format == ActFormat::kQ8K ? kQKK : kQK; }
+// The natural (kQ8_1) layout of a row, in a per-thread buffer: Q8X is written
+// there first, then interleaved.
+uint8_t* NaturalScratch(size_t bytes) {
+  thread_local AlignedBuffer<uint8_t> scratch;
+  if (scratch.size() < bytes) scratch.Resize(bytes);
+  return scratch.data();
+}
 
 }  // namespace
+
+int ActBlockElems(ActFormat format) { return format == ActFormat::kQ8K ? kQKK : kQK; }
 
 ActFormat ActFormatFor(DType type) {
   switch (type) {
@@ -32,7 +40,11 @@ ActFormat ActFormatFor(DType type) {
 
 size_t ActRowBytes(ActFormat format, int64_t cols) {
   const size_t n = static_cast<size_t>(cols);
-  size_t bytes = RoundUp64(n) + RoundUp64(n / BlockElems(format) * sizeof(float));
+  if (format == ActFormat::kQ8X) {
+    const size_t blocks = static_cast<size_t>(Q8XPaddedBlocks(cols));
+    return blocks * kQK + 3 * RoundUp64(blocks * sizeof(float));  // qs, d, s, block_sums
+  }
+  size_t bytes = RoundUp64(n) + RoundUp64(n / ActBlockElems(format) * sizeof(float));
   if (format == ActFormat::kQ8K) bytes += RoundUp64(n / 16 * sizeof(int16_t));
   if (format == ActFormat::kQ8_1) bytes += RoundUp64(n / kQK * sizeof(float));
   return bytes;
@@ -40,19 +52,58 @@ size_t ActRowBytes(ActFormat format, int64_t cols) {
 
 ActRow ActRowAt(ActFormat format, const uint8_t* row, int64_t cols) {
   const size_t n = static_cast<size_t>(cols);
+  if (format == ActFormat::kQ8X) {
+    const size_t blocks = static_cast<size_t>(Q8XPaddedBlocks(cols));
+    const size_t d_offset = blocks * kQK, array = RoundUp64(blocks * sizeof(float));
+    return ActRow{reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + d_offset), nullptr,
+                  reinterpret_cast<const float*>(row + d_offset + array),
+                  reinterpret_cast<const int32_t*>(row + d_offset + 2 * array)};
+  }
   const size_t d_offset = RoundUp64(n);
   // bsums (Q8K) or s (Q8_1) follow d.
-  const size_t sums_offset = d_offset + RoundUp64(n / BlockElems(format) * sizeof(float));
+  const size_t sums_offset = d_offset + RoundUp64(n / ActBlockElems(format) * sizeof(float));
   return ActRow{reinterpret_cast<const int8_t*>(row), reinterpret_cast<const float*>(row + d_offset),
                 format == ActFormat::kQ8K ? reinterpret_cast<const int16_t*>(row + sums_offset) : nullptr,
                 format == ActFormat::kQ8_1 ? reinterpret_cast<const float*>(row + sums_offset) : nullptr};
 }
 
+uint8_t* Q8XNaturalScratch(int64_t cols) { return NaturalScratch(ActRowBytes(ActFormat::kQ8_1, cols)); }
+
+void InterleaveQ8X(const uint8_t* natural, int64_t cols, uint8_t* dst) {
+  const ActRow from = ActRowAt(ActFormat::kQ8_1, natural, cols);
+  const ActRow to = ActRowAt(ActFormat::kQ8X, dst, cols);
+  auto* qs = const_cast<int8_t*>(to.qs);
+  auto* d = const_cast<float*>(to.d);
+  auto* s = const_cast<float*>(to.s);
+  auto* sums = const_cast<int32_t*>(to.block_sums);
+  const int64_t blocks = cols / kQK, padded = Q8XPaddedBlocks(cols);
+  for (int64_t k = 0; k < padded; ++k) {
+    const bool real = k < blocks;
+    int8_t* group = qs + (k / 8) * 8 * kQK;
+    int sum = 0;
+    for (int t = 0; t < 8; ++t) {
+      for (int e = 0; e < 4; ++e) {
+        const int8_t v = real ? from.qs[k * kQK + 4 * t + e] : 0;
+        group[32 * t + 4 * (k % 8) + e] = v;
+        sum += v;
+      }
+    }
+    d[k] = real ? from.d[k] : 0.0f;
+    s[k] = real ? from.s[k] : 0.0f;
+    sums[k] = sum;
+  }
+}
+
 void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8_t* dst) {
+  if (format == ActFormat::kQ8X) {
+    uint8_t* natural = Q8XNaturalScratch(cols);
+    QuantizeActivationRow(ActFormat::kQ8_1, x, cols, natural);
+    return InterleaveQ8X(natural, cols, dst);
+  }
   const ActRow view = ActRowAt(format, dst, cols);
   auto* qs = const_cast<int8_t*>(view.qs);
   auto* d = const_cast<float*>(view.d);
-  const int block = BlockElems(format);
+  const int block = ActBlockElems(format);
   for (int64_t i = 0; i < cols / block; ++i) {
     const float* xb = x + i * block;
     int8_t* qb = qs + i * block;

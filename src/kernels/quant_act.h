@@ -12,6 +12,14 @@
 //     m * s is the min term's dot with the quantized block.
 //   Q8K (256-element blocks, for K-quant weights): the same per 256 elements,
 //     plus bsums[k] = sum of q over elements 16k..16k+15 (for the mins term).
+//   Q8X (x86 kernels for every 32-element weight type): the numbers of Q8_1
+//     in another order. Blocks are taken eight at a time (a group; the last
+//     group is padded with zero blocks, d = s = 0), and a group's 256 bytes
+//     are interleaved by 4-byte words: word t of block j (elements 4t..4t+3)
+//     at byte 32 t + 4 j. A vector of eight 32-bit lanes then holds word t of
+//     eight blocks, so integer dot instructions accumulate one whole block
+//     per lane (dot_ref.h). Plus block_sums[k] = sum of block k's 32 levels
+//     (int32), for kernels that offset signed weights to unsigned bytes.
 #pragma once
 
 #include <cstddef>
@@ -21,19 +29,29 @@
 
 namespace cairn::kernels {
 
-enum class ActFormat { kQ8, kQ8K, kQ8_1 };
+enum class ActFormat { kQ8, kQ8K, kQ8_1, kQ8X };
 
-// Activation format that the integer kernels for weight type `type` consume.
+// Activation format that the scalar reference consumes for weight type
+// `type` (kQ8, kQ8K or kQ8_1). SIMD targets may read the same numbers in
+// another layout (matmul.cc: kQ8X on x86).
 ActFormat ActFormatFor(DType type);
 
+// Elements per quantization block of `format` (32, or 256 for kQ8K).
+int ActBlockElems(ActFormat format);
+
 // One quantized activation row, planar: qs[cols], d[cols / block], for Q8K
-// bsums[cols / 16], for Q8_1 s[cols / 32].
+// bsums[cols / 16], for Q8_1 and Q8X s[cols / 32], for Q8X block_sums[cols / 32]
+// (Q8X: qs interleaved and every array padded to whole groups of 8 blocks).
 struct ActRow {
   const int8_t* qs;
   const float* d;
-  const int16_t* bsums;  // kQ8K only, else nullptr
-  const float* s;        // kQ8_1 only, else nullptr
+  const int16_t* bsums = nullptr;       // kQ8K only
+  const float* s = nullptr;             // kQ8_1 and kQ8X
+  const int32_t* block_sums = nullptr;  // kQ8X only
 };
+
+// Blocks of a Q8X row padded to whole groups of 8 (32-element blocks).
+inline int64_t Q8XPaddedBlocks(int64_t cols) { return (cols / 32 + 7) / 8 * 8; }
 
 // Bytes of one quantized row in the scratch buffer (a multiple of 64).
 size_t ActRowBytes(ActFormat format, int64_t cols);
@@ -44,6 +62,11 @@ void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8
 // After qs and d are written: the per-format sums (Q8K bsums, Q8_1 s). Shared
 // by every target's quantizer (integer sums and one multiply: exact).
 void FinishActivationRow(ActFormat format, int64_t cols, uint8_t* dst);
+
+// Q8X from the same row in kQ8_1 layout at `natural` (the interleaving, the
+// padding and block_sums); the row buffer for it: a per-thread scratch.
+void InterleaveQ8X(const uint8_t* natural, int64_t cols, uint8_t* dst);
+uint8_t* Q8XNaturalScratch(int64_t cols);
 
 // View of a row written by QuantizeActivationRow.
 ActRow ActRowAt(ActFormat format, const uint8_t* row, int64_t cols);
