@@ -174,6 +174,27 @@ TEST(MatMulTest, ColumnSweepMatchesReference) {
   }
 }
 
+// Prefill-sized inputs (batch >= 8 and batch x cols >= 2^16) are quantized on
+// the pool's threads, one per-thread interleaving scratch each (kQ8X on x86):
+// still bit-equal to the reference, at real row lengths with group tails.
+TEST(MatMulTest, PoolQuantizedPrefillMatchesReference) {
+  const int64_t rows = 5, batch = Sanitized() ? 120 : 260;
+  ThreadPool pool(2);
+  for (DType type : {DType::kQ8_0, DType::kQ4_1, DType::kQ5_0, DType::kQ4_K}) {
+    const int64_t cols = GetDTypeInfo(type).block_elems == 256 ? 1024 : 576;
+    SCOPED_TRACE(GetDTypeInfo(type).name);
+    const Weights w(type, rows, cols, 51);
+    const std::vector<float> x = Gaussian(static_cast<size_t>(batch * cols), 1.0f, 8);
+    std::vector<float> ref(batch * rows);
+    MatMulReference(w.view, x.data(), cols, batch, ref.data(), rows);
+    ForEachTarget([&] {
+      std::vector<float> y(batch * rows);
+      MatMul(w.view, x.data(), cols, batch, y.data(), rows, pool);
+      ASSERT_TRUE(test::BitEqual(y.data(), ref.data(), y.size()));
+    });
+  }
+}
+
 // A product large enough for the thread pool (>= 2^18 MACs, see matmul.cc)
 // equals the same rows computed in small pieces, which MatMul runs inline.
 TEST(MatMulTest, PooledAndInlineAgree) {

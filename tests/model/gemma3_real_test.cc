@@ -112,6 +112,8 @@ TEST_F(Gemma3RealTest, GreedyGenerationsMatchLlamaCpp) {
     agree_tokens += std::min(same, llama_agree);
     total_tokens += static_cast<int>(want.size());
     EXPECT_EQ(got, want) << c.at("name") << ": first difference at token " << same;
+    // Where llama.cpp chose otherwise, only a near tie (as real_model_test.cc's kNearTie).
+    if (margin >= 0) EXPECT_LT(margin, 0.6f) << c.at("name") << ": divergence from llama.cpp is not a near tie";
     std::printf("gemma3 %-16s prompt %4zu tokens: %d/%zu identical to llama.cpp", c.at("name").get<std::string>().c_str(),
                 prompt.size(), std::min(same, llama_agree), want.size());
     if (margin >= 0) std::printf(" (then differs; Cairn top-2 logit margin there %.4f)", margin);
