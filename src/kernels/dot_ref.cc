@@ -15,12 +15,12 @@ namespace cairn::kernels {
 namespace {
 
 // Blocks of 32 with F16 scale d at byte 0 (every 32-element type), levels from
-// UnpackLevels32: the exact integer dot of each block feeds lane k mod 8 with
+// UnpackLevels32: the exact integer dot of each block feeds lane k mod 16 with
 // one FMA; types with a block min add the min lanes (dot_ref.h).
 float DotBlocks32(DType type, const uint8_t* w, const ActRow& x, int64_t cols) {
   const size_t block_bytes = static_cast<size_t>(Block32Bytes(type));
   const bool has_min = HasBlockMin(type);
-  float acc[8] = {}, accm[8] = {};
+  float acc[16] = {}, accm[8] = {};
   int8_t q[kQK];
   for (int64_t k = 0; k < cols / kQK; ++k) {
     const uint8_t* block = w + k * block_bytes;
@@ -29,10 +29,10 @@ float DotBlocks32(DType type, const uint8_t* w, const ActRow& x, int64_t cols) {
     const int8_t* xq = x.qs + k * kQK;
     int isum = 0;  // |isum| <= 32 * 128 * 127: exact in int32 and in F32
     for (int j = 0; j < kQK; ++j) isum += q[j] * xq[j];
-    acc[k % 8] = std::fma(static_cast<float>(isum), scale, acc[k % 8]);
+    acc[k % 16] = std::fma(static_cast<float>(isum), scale, acc[k % 16]);
     if (has_min) accm[k % 8] = std::fma(F16ToF32(LoadHalfBits(block + 2)), x.s[k], accm[k % 8]);
   }
-  return has_min ? ReduceLanes8(acc) + ReduceLanes8(accm) : ReduceLanes8(acc);
+  return has_min ? ReduceLanes16(acc) + ReduceLanes8(accm) : ReduceLanes16(acc);
 }
 
 template <class Block>

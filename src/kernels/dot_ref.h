@@ -4,18 +4,19 @@
 // on every SIMD target must return bit-identical results to MatMulReference.
 // The canonical operation sequence per (weight row, activation row):
 //   Q8_0 / Q4_0 / Q5_0 / IQ4_NL (32-element blocks, activation Q8) and
-//   Q4_1 / Q5_1 (activation Q8_1): eight F32 lane accumulators; block k
-//   feeds lane k mod 8 with one FMA:
-//       acc[k mod 8] = fma(float(isum_k), dw_k * dx_k, acc[k mod 8])
+//   Q4_1 / Q5_1 (activation Q8_1): sixteen F32 lane accumulators; block k
+//   feeds lane k mod 16 with one FMA:
+//       acc[k mod 16] = fma(float(isum_k), dw_k * dx_k, acc[k mod 16])
 //     where isum_k is the exact integer dot of the block's 32 levels (those of
 //     UnpackLevels32: Q4_0 nibble - 8, Q5_0 x - 16, IQ4_NL codebook values,
 //     Q4_1/Q5_1 unsigned) with its 32 activation levels. Result:
-//     ReduceLanes8(acc) = ((s0 + s2) + (s1 + s3)) with s_i = acc[i] + acc[i + 4].
-//     One FMA per block and eight blocks per vector FMA: a SIMD kernel sums
-//     each block in integers (x86: eight blocks transposed so that one
+//     ReduceLanes16(acc) = ReduceLanes8(r) with r_i = acc[i] + acc[i + 8],
+//     ReduceLanes8(r) = ((s0 + s2) + (s1 + s3)) with s_i = r[i] + r[i + 4].
+//     One FMA per block and sixteen blocks per 512-bit FMA: a SIMD kernel
+//     sums each block in integers (x86: sixteen blocks transposed so that one
 //     integer lane holds one block, activations interleaved to match, see
 //     quant_act.h kQ8X) and spends one convert, one multiply and one FMA on
-//     eight blocks, where lanes per 4-element group spent them per block
+//     sixteen blocks, where lanes per 4-element group spent them per block
 //     (issue: prefill >= 1.5x llama.cpp).
 //     Q4_1 / Q5_1 add the min term m_k * s_k (s_k = dx_k * sum of block k's
 //     activation levels, quant_act.h) in eight more lanes, block k in lane
@@ -54,11 +55,18 @@
 
 namespace cairn::kernels {
 
-// Canonical final reduction of the eight Q8_0/Q4_0 lane accumulators.
+// Canonical final reduction of eight lane accumulators (K-quants, min lanes).
 inline float ReduceLanes8(const float acc[8]) {
   const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5];
   const float s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
   return (s0 + s2) + (s1 + s3);
+}
+
+// Canonical final reduction of the sixteen lanes of the 32-element types.
+inline float ReduceLanes16(const float acc[16]) {
+  float r[8];
+  for (int i = 0; i < 8; ++i) r[i] = acc[i] + acc[i + 8];
+  return ReduceLanes8(r);
 }
 
 // Dot of one weight row (raw blocks, `cols` elements) with one quantized

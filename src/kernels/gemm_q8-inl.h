@@ -250,94 +250,92 @@ HWY_INLINE void TransposeWords8x8(__m256i v[8]) {
   }
 }
 
-// One weight row's group of eight blocks (g), ready for every activation row
-// of a tile: the transposed levels (lane j of word vector t = block j), as
-// the integer dot instruction takes them, and the eight F32 scales. Blocks
-// past the row's end (the last group of rows whose block count is not a
-// multiple of 8) are zero levels with scale 0; their lanes are masked.
+// The F32 scales of blocks first..first + n - 1 of a row (n <= 8), zero past n.
+template <size_t kBlockBytes>
+HWY_INLINE __m256 BlockScalesUpTo8(const uint8_t* first, int n) {
+  if (n >= 8) return BlockScales8<kBlockBytes>(first);
+  alignas(32) float d[8] = {};
+  for (int j = 0; j < n; ++j) d[j] = BlockScale(first + j * kBlockBytes);
+  return _mm256_load_ps(d);
+}
+
+#if HWY_TARGET == HWY_AVX3_DL
+// One weight row's group of sixteen blocks, ready for every activation row of
+// a tile: words[t] lane j = word t (elements 4t..4t+3) of block j, plus 128
+// on signed levels (dpbusd takes unsigned x signed bytes; the activations'
+// offset_sums start the sum at -128 * their block sums), and the sixteen F32
+// scales. Blocks past the row's end (the last group of a row whose block
+// count is not a multiple of 16) are zero levels with scale 0, and their
+// lanes are masked.
 template <class Levels>
 struct WeightGroup {
   static constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
-  // AVX3_DL (dpbusd): unsigned bytes; signed levels are offset by 128 and the
-  // activation side subtracts 128 * block_sums. Otherwise (maddubs) |w| here
-  // and the signs in `signs`.
-  __m256i words[8];
-  __m256i signs[8];
-#if HWY_TARGET == HWY_AVX3_DL
-  __m512i pairs[4];  // words 2p and 2p + 1: the 64 bytes of kQ8X at 64 p
-#endif
-  __m256 dw;
+  __m512i words[8];
+  __m512 dw;
 
   HWY_INLINE void Load(const uint8_t* row, int64_t first_block, int n) {
     const uint8_t* block = row + first_block * Levels::kBlockBytes;
-    if (n == 8) {
-      dw = BlockScales8<Levels::kBlockBytes>(block);
-    } else {
-      alignas(32) float d[8] = {};
-      for (int j = 0; j < n; ++j) d[j] = BlockScale(block + j * Levels::kBlockBytes);
-      dw = _mm256_load_ps(d);
+    dw = _mm512_insertf32x8(_mm512_castps256_ps512(BlockScalesUpTo8<Levels::kBlockBytes>(block, n)),
+                            BlockScalesUpTo8<Levels::kBlockBytes>(block + 8 * Levels::kBlockBytes, n - 8), 1);
+    auto level = [&](int j) { return j < n ? Levels::Load(block + j * Levels::kBlockBytes) : _mm256_setzero_si256(); };
+    // 16 x 8 transpose of 32-bit words in three rounds of two-source
+    // permutes (24, where 256-bit shuffles take 48 for two halves). In:
+    // z[q] = blocks 2q, 2q + 1 (element e: block 2q + e / 8, word e % 8).
+    __m512i z[8];
+    for (int q = 0; q < 8; ++q) z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(level(2 * q)), level(2 * q + 1), 1);
+    // Round 1: four blocks, words 0..3 or 4..7 (element f: block f % 4, word f / 4).
+    const __m512i lo_words = _mm512_setr_epi32(0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
+    const __m512i hi_words = _mm512_setr_epi32(4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31);
+    __m512i lo[4], hi[4];  // blocks 4i..4i + 3
+    for (int i = 0; i < 4; ++i) {
+      lo[i] = _mm512_permutex2var_epi32(z[2 * i], lo_words, z[2 * i + 1]);
+      hi[i] = _mm512_permutex2var_epi32(z[2 * i], hi_words, z[2 * i + 1]);
     }
-    for (int j = 0; j < 8; ++j) words[j] = j < n ? Levels::Load(block + j * Levels::kBlockBytes) : _mm256_setzero_si256();
-    TransposeWords8x8(words);
-    if constexpr (!kUnsigned) {
-      for (int t = 0; t < 8; ++t) {
-#if HWY_TARGET == HWY_AVX3_DL
-        words[t] = _mm256_xor_si256(words[t], _mm256_set1_epi8(static_cast<char>(0x80)));
-#else
-        signs[t] = words[t];
-        words[t] = _mm256_sign_epi8(words[t], words[t]);
-#endif
-      }
+    // Round 2: eight blocks, two words (element f: block f % 8, word w + f / 8);
+    // word w of block j < 4 is element 4w + j of the first source, of block
+    // j >= 4 element 4w + j - 4 of the second (index 16 + ...).
+    const __m512i first_pair = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i second_pair = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    __m512i eight[2][4];  // [blocks 0..7 | 8..15][words 0-1, 2-3, 4-5, 6-7]
+    for (int h = 0; h < 2; ++h) {
+      eight[h][0] = _mm512_permutex2var_epi32(lo[2 * h], first_pair, lo[2 * h + 1]);
+      eight[h][1] = _mm512_permutex2var_epi32(lo[2 * h], second_pair, lo[2 * h + 1]);
+      eight[h][2] = _mm512_permutex2var_epi32(hi[2 * h], first_pair, hi[2 * h + 1]);
+      eight[h][3] = _mm512_permutex2var_epi32(hi[2 * h], second_pair, hi[2 * h + 1]);
     }
-#if HWY_TARGET == HWY_AVX3_DL
+    // Round 3: one word of sixteen blocks.
+    const __m512i even_word = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const __m512i odd_word = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
     for (int p = 0; p < 4; ++p) {
-      pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(words[2 * p]), words[2 * p + 1], 1);
+      words[2 * p] = _mm512_permutex2var_epi32(eight[0][p], even_word, eight[1][p]);
+      words[2 * p + 1] = _mm512_permutex2var_epi32(eight[0][p], odd_word, eight[1][p]);
     }
-#endif
+    if constexpr (!kUnsigned) {
+      for (int t = 0; t < 8; ++t) words[t] = _mm512_xor_si512(words[t], _mm512_set1_epi8(static_cast<char>(0x80)));
+    }
   }
 
   // Lane j = the exact integer dot of block j with the activations' block j
-  // (xs: the group's 256 interleaved bytes, sums: its eight block_sums).
-  HWY_INLINE __m256i Dot(const int8_t* xs, const int32_t* sums) const {
-#if HWY_TARGET == HWY_AVX3_DL
-    // Four 512-bit dpbusd (words 2p, 2p + 1 side by side) in two chains
-    // (latency), then the halves added: exact integers.
-    __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
-    for (int p = 0; p < 4; p += 2) {
-      even = _mm512_dpbusd_epi32(even, pairs[p], _mm512_loadu_si512(xs + 64 * p));
-      odd = _mm512_dpbusd_epi32(odd, pairs[p + 1], _mm512_loadu_si512(xs + 64 * p + 64));
-    }
-    const __m512i both = _mm512_add_epi32(even, odd);
-    const __m256i sum = _mm256_add_epi32(_mm512_castsi512_si256(both), _mm512_extracti64x4_epi64(both, 1));
-    if constexpr (kUnsigned) return sum;
-    (void)sums;
-    return _mm256_sub_epi32(sum, _mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)), 7));
-#else
-    (void)sums;
-    const __m256i ones16 = _mm256_set1_epi16(1);
-    __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+  // (xs: the group's 512 interleaved bytes, offsets: its sixteen offset_sums).
+  HWY_INLINE __m512i Dot(const int8_t* xs, const int32_t* offsets) const {
+    // Two chains of four (dpbusd latency), summed: exact integers.
+    __m512i even = kUnsigned ? _mm512_setzero_si512() : _mm512_loadu_si512(offsets);
+    __m512i odd = _mm512_setzero_si512();
     for (int t = 0; t < 8; t += 2) {
-      for (int u = 0; u < 2; ++u) {
-        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * (t + u)));
-        if constexpr (!kUnsigned) x = _mm256_sign_epi8(x, signs[t + u]);
-        __m256i& acc = u == 0 ? even : odd;
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(words[t + u], x), ones16));
-      }
+      even = _mm512_dpbusd_epi32(even, words[t], _mm512_loadu_si512(xs + 64 * t));
+      odd = _mm512_dpbusd_epi32(odd, words[t + 1], _mm512_loadu_si512(xs + 64 * t + 64));
     }
-    return _mm256_add_epi32(even, odd);
-#endif
+    return _mm512_add_epi32(even, odd);
   }
 };
 
 // Register tile: R weight rows x NB activation rows (kQ8X activations). Per
-// group of eight blocks, each weight row's blocks are loaded, unpacked and
+// group of sixteen blocks, each weight row's blocks are loaded, unpacked and
 // transposed once for all NB activation rows; then per (row, activation row)
-// eight integer dot instructions (four 512-bit on AVX3_DL would be the same
-// work on Zen 4) leave one exact block dot per lane, and one convert, one
-// multiply (dw * dx, eight blocks) and one FMA (lane k mod 8 = block k) finish
-// the group: the canonical sequence of dot_ref.h, independent of R, NB and
-// the tile position. Against one FMA per block per 4-element lane group this
-// is a quarter of the float work per (row, activation row).
+// eight dpbusd leave one exact block dot per lane, and one convert, one
+// multiply (dw * dx, sixteen blocks) and one FMA (lane k mod 16 = block k)
+// finish the group: the canonical sequence of dot_ref.h, independent of R,
+// NB and the tile position.
 template <class Levels>
 struct Blocks32Kernel {
   static constexpr int kTileRows = 1;
@@ -347,19 +345,113 @@ struct Blocks32Kernel {
   // out[i * NB + b] = dot(row i at wrow + i * stride, acts[b]).
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kWideActs);
+    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kMaxActs);
     const int64_t num_blocks = cols / kQK;
-    __m256 acc[R][NB];
+    __m512 acc[R][NB];
     for (int i = 0; i < R; ++i) {
-      for (int b = 0; b < NB; ++b) acc[i][b] = _mm256_setzero_ps();
+      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
     }
     WeightGroup<Levels> w[R];
-    for (int64_t k = 0; k < num_blocks; k += 8) {
-      const int n = static_cast<int>(std::min<int64_t>(8, num_blocks - k));
+    for (int64_t k = 0; k < num_blocks; k += kQ8XGroup) {
+      const int n = static_cast<int>(std::min<int64_t>(kQ8XGroup, num_blocks - k));
       for (int i = 0; i < R; ++i) {
         if constexpr (R == 1) {
-          // One-row tiles (decode and verification widths) stream each row
-          // from memory once: request the weights ~1 KB (four groups) ahead.
+          // One-row tiles stream each row from memory once: request the
+          // weights ~1 KB (two groups) ahead.
+          const char* ahead = reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
+          for (int line = 0; line < 9; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
+        }
+        w[i].Load(wrow + i * stride, k, n);
+      }
+      const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
+      for (int b = 0; b < NB; ++b) {
+        const int8_t* xs = acts[b].qs + k * kQK;
+        const __m512 dx = _mm512_loadu_ps(acts[b].d + k);
+        for (int i = 0; i < R; ++i) {
+          const __m512 dot = _mm512_cvtepi32_ps(w[i].Dot(xs, acts[b].offset_sums + k));
+          const __m512 scale = _mm512_mul_ps(w[i].dw, dx);
+          acc[i][b] = n == kQ8XGroup ? _mm512_fmadd_ps(dot, scale, acc[i][b])
+                                     : _mm512_mask3_fmadd_ps(dot, scale, acc[i][b], live);
+        }
+      }
+    }
+    for (int i = 0; i < R; ++i) {
+      for (int b = 0; b < NB; ++b) {
+        const __m256 r = _mm256_add_ps(_mm512_castps512_ps256(acc[i][b]), _mm512_extractf32x8_ps(acc[i][b], 1));
+        out[i * NB + b] = ReduceLanes8(r);
+      }
+    }
+    if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, R, NB>(wrow, stride, num_blocks, acts, out);
+  }
+};
+
+#else  // AVX2, AVX3: 256-bit vectors, maddubs
+
+// One weight row's eight blocks (half of a kQ8X group): words[t] lane j =
+// |word t of block j| with the signs in signs[t] (maddubs takes unsigned x
+// signed bytes: |w| x sign(x, w)), and the eight F32 scales; blocks past the
+// row's end are zero with scale 0 (their lanes masked).
+template <class Levels>
+struct WeightHalfGroup {
+  static constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
+  __m256i words[8];
+  __m256i signs[8];
+  __m256 dw;
+
+  HWY_INLINE void Load(const uint8_t* row, int64_t first_block, int n) {
+    const uint8_t* block = row + first_block * Levels::kBlockBytes;
+    dw = BlockScalesUpTo8<Levels::kBlockBytes>(block, n);
+    for (int j = 0; j < 8; ++j) words[j] = j < n ? Levels::Load(block + j * Levels::kBlockBytes) : _mm256_setzero_si256();
+    TransposeWords8x8(words);
+    if constexpr (!kUnsigned) {
+      for (int t = 0; t < 8; ++t) {
+        signs[t] = words[t];
+        words[t] = _mm256_sign_epi8(words[t], words[t]);
+      }
+    }
+  }
+
+  // Lane j = the exact integer dot of block j with the activations' block j:
+  // word t of the half's eight blocks at xs + 64 t.
+  HWY_INLINE __m256i Dot(const int8_t* xs) const {
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+    for (int t = 0; t < 8; t += 2) {
+      for (int u = 0; u < 2; ++u) {
+        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 64 * (t + u)));
+        if constexpr (!kUnsigned) x = _mm256_sign_epi8(x, signs[t + u]);
+        __m256i& acc = u == 0 ? even : odd;
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(words[t + u], x), ones16));
+      }
+    }
+    return _mm256_add_epi32(even, odd);
+  }
+};
+
+// Register tile as on AVX3_DL, one half group (eight blocks, lanes 0..7 or
+// 8..15 of the canonical sixteen) at a time: per (row, activation row) and
+// half, the block dots, one convert, one multiply and one FMA into that
+// half's accumulator.
+template <class Levels>
+struct Blocks32Kernel {
+  static constexpr int kTileRows = 1;
+  static constexpr int kMaxActs = 8;
+  static constexpr int kWideActs = 8;
+
+  template <int R, int NB>
+  static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
+    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kWideActs);
+    const int64_t num_blocks = cols / kQK;
+    __m256 acc[R][NB][2];
+    for (int i = 0; i < R; ++i) {
+      for (int b = 0; b < NB; ++b) acc[i][b][0] = acc[i][b][1] = _mm256_setzero_ps();
+    }
+    WeightHalfGroup<Levels> w[R];
+    for (int64_t k = 0; k < num_blocks; k += 8) {
+      const int n = static_cast<int>(std::min<int64_t>(8, num_blocks - k));
+      const int half = static_cast<int>((k / 8) % 2);
+      for (int i = 0; i < R; ++i) {
+        if constexpr (R == 1) {
           const char* ahead = reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
           for (int line = 0; line < 5; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
         }
@@ -367,22 +459,25 @@ struct Blocks32Kernel {
       }
       const __m256 live = _mm256_castsi256_ps(
           _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+      const int64_t group = k / kQ8XGroup * kQ8XGroup;
       for (int b = 0; b < NB; ++b) {
-        const int8_t* xs = acts[b].qs + k * kQK;
+        const int8_t* xs = acts[b].qs + group * kQK + 32 * half;
         const __m256 dx = _mm256_loadu_ps(acts[b].d + k);
         for (int i = 0; i < R; ++i) {
-          const __m256 dot = _mm256_cvtepi32_ps(w[i].Dot(xs, acts[b].block_sums + k));
-          const __m256 next = _mm256_fmadd_ps(dot, _mm256_mul_ps(w[i].dw, dx), acc[i][b]);
-          acc[i][b] = n == 8 ? next : _mm256_blendv_ps(acc[i][b], next, live);
+          __m256& a = acc[i][b][half];
+          const __m256 next = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w[i].Dot(xs)), _mm256_mul_ps(w[i].dw, dx), a);
+          a = n == 8 ? next : _mm256_blendv_ps(a, next, live);
         }
       }
     }
     for (int i = 0; i < R; ++i) {
-      for (int b = 0; b < NB; ++b) out[i * NB + b] = ReduceLanes8(acc[i][b]);
+      for (int b = 0; b < NB; ++b) out[i * NB + b] = ReduceLanes8(_mm256_add_ps(acc[i][b][0], acc[i][b][1]));
     }
     if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, R, NB>(wrow, stride, num_blocks, acts, out);
   }
 };
+
+#endif  // AVX3_DL
 
 using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
 using Q4_0Kernel = Blocks32Kernel<Q4_0Levels>;
@@ -498,14 +593,16 @@ HWY_INLINE int32x4_t DotLanes(int8x16_t w, int8x16_t x) {
 // The canonical sequence of dot_ref.h on natural (kQ8, kQ8_1) activations:
 // per block two 16-byte dots leave four partial lanes, pairwise adds of four
 // blocks' lanes give one exact block dot per lane, and one multiply and one
-// FMA per four blocks feed lanes k mod 8 (acc_lo: blocks 8g..8g+3, acc_hi:
-// 8g+4..8g+7). The tail (< 4 blocks) takes one scalar FMA per block.
+// FMA per four blocks feed lanes k mod 16 (acc[q]: lanes 4q..4q + 3). The
+// tail (< 4 blocks) takes one scalar FMA per block.
 template <class Levels>
 struct Blocks32Kernel {
   template <int NB>
   static void Rows(const uint8_t* wrow, int64_t cols, const ActRow* acts, float* out) {
-    float32x4_t acc_lo[NB], acc_hi[NB];
-    for (int b = 0; b < NB; ++b) acc_lo[b] = acc_hi[b] = vdupq_n_f32(0.0f);
+    float32x4_t acc[NB][4];
+    for (int b = 0; b < NB; ++b) {
+      for (int q = 0; q < 4; ++q) acc[b][q] = vdupq_n_f32(0.0f);
+    }
     const int64_t num_blocks = cols / kQK;
     int64_t k = 0;
     for (; k + 4 <= num_blocks; k += 4) {
@@ -517,6 +614,7 @@ struct Blocks32Kernel {
         dw[j] = F16ToF32(LoadHalfBits(block));
       }
       const float32x4_t dwv = vld1q_f32(dw);
+      const int quarter = static_cast<int>((k % 16) / 4);
       for (int b = 0; b < NB; ++b) {
         int32x4_t p[4];
         for (int j = 0; j < 4; ++j) {
@@ -524,14 +622,13 @@ struct Blocks32Kernel {
           p[j] = vaddq_s32(DotLanes(w_lo[j], vld1q_s8(x)), DotLanes(w_hi[j], vld1q_s8(x + 16)));
         }
         const int32x4_t sums = vpaddq_s32(vpaddq_s32(p[0], p[1]), vpaddq_s32(p[2], p[3]));
-        float32x4_t& acc = k % 8 == 0 ? acc_lo[b] : acc_hi[b];
-        acc = vfmaq_f32(acc, vcvtq_f32_s32(sums), vmulq_f32(dwv, vld1q_f32(acts[b].d + k)));
+        acc[b][quarter] =
+            vfmaq_f32(acc[b][quarter], vcvtq_f32_s32(sums), vmulq_f32(dwv, vld1q_f32(acts[b].d + k)));
       }
     }
-    float lanes[NB][8];
+    float lanes[NB][16];
     for (int b = 0; b < NB; ++b) {
-      vst1q_f32(lanes[b], acc_lo[b]);
-      vst1q_f32(lanes[b] + 4, acc_hi[b]);
+      for (int q = 0; q < 4; ++q) vst1q_f32(lanes[b] + 4 * q, acc[b][q]);
     }
     for (; k < num_blocks; ++k) {
       const uint8_t* block = wrow + k * Levels::kBlockBytes;
@@ -541,10 +638,10 @@ struct Blocks32Kernel {
       for (int b = 0; b < NB; ++b) {
         const int8_t* x = acts[b].qs + k * kQK;
         const int isum = vaddvq_s32(vaddq_s32(DotLanes(w_lo, vld1q_s8(x)), DotLanes(w_hi, vld1q_s8(x + 16))));
-        lanes[b][k % 8] = std::fma(static_cast<float>(isum), dw * acts[b].d[k], lanes[b][k % 8]);
+        lanes[b][k % 16] = std::fma(static_cast<float>(isum), dw * acts[b].d[k], lanes[b][k % 16]);
       }
     }
-    for (int b = 0; b < NB; ++b) out[b] = ::cairn::kernels::ReduceLanes8(lanes[b]);
+    for (int b = 0; b < NB; ++b) out[b] = ::cairn::kernels::ReduceLanes16(lanes[b]);
     if constexpr (HasMinTerm<Levels>()) {
       // The canonical min lanes (dot_ref.h), block k in lane k mod 8: two
       // 4-lane FMAs per eight blocks, the tail one scalar FMA per block.

@@ -42,7 +42,7 @@ size_t ActRowBytes(ActFormat format, int64_t cols) {
   const size_t n = static_cast<size_t>(cols);
   if (format == ActFormat::kQ8X) {
     const size_t blocks = static_cast<size_t>(Q8XPaddedBlocks(cols));
-    return blocks * kQK + 3 * RoundUp64(blocks * sizeof(float));  // qs, d, s, block_sums
+    return blocks * kQK + 3 * RoundUp64(blocks * sizeof(float));  // qs, d, s, offset_sums
   }
   size_t bytes = RoundUp64(n) + RoundUp64(n / ActBlockElems(format) * sizeof(float));
   if (format == ActFormat::kQ8K) bytes += RoundUp64(n / 16 * sizeof(int16_t));
@@ -75,22 +75,22 @@ void InterleaveQ8X(const uint8_t* natural, int64_t cols, uint8_t* dst) {
   auto* qs = const_cast<int8_t*>(to.qs);
   auto* d = const_cast<float*>(to.d);
   auto* s = const_cast<float*>(to.s);
-  auto* sums = const_cast<int32_t*>(to.block_sums);
+  auto* offsets = const_cast<int32_t*>(to.offset_sums);
   const int64_t blocks = cols / kQK, padded = Q8XPaddedBlocks(cols);
   for (int64_t k = 0; k < padded; ++k) {
     const bool real = k < blocks;
-    int8_t* group = qs + (k / 8) * 8 * kQK;
+    int8_t* group = qs + (k / kQ8XGroup) * kQ8XGroup * kQK;
     int sum = 0;
     for (int t = 0; t < 8; ++t) {
       for (int e = 0; e < 4; ++e) {
         const int8_t v = real ? from.qs[k * kQK + 4 * t + e] : 0;
-        group[32 * t + 4 * (k % 8) + e] = v;
+        group[4 * kQ8XGroup * t + 4 * (k % kQ8XGroup) + e] = v;
         sum += v;
       }
     }
     d[k] = real ? from.d[k] : 0.0f;
     s[k] = real ? from.s[k] : 0.0f;
-    sums[k] = sum;
+    offsets[k] = -128 * sum;
   }
 }
 

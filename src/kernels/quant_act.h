@@ -13,13 +13,14 @@
 //   Q8K (256-element blocks, for K-quant weights): the same per 256 elements,
 //     plus bsums[k] = sum of q over elements 16k..16k+15 (for the mins term).
 //   Q8X (x86 kernels for every 32-element weight type): the numbers of Q8_1
-//     in another order. Blocks are taken eight at a time (a group; the last
-//     group is padded with zero blocks, d = s = 0), and a group's 256 bytes
-//     are interleaved by 4-byte words: word t of block j (elements 4t..4t+3)
-//     at byte 32 t + 4 j. A vector of eight 32-bit lanes then holds word t of
-//     eight blocks, so integer dot instructions accumulate one whole block
-//     per lane (dot_ref.h). Plus block_sums[k] = sum of block k's 32 levels
-//     (int32), for kernels that offset signed weights to unsigned bytes.
+//     in another order. Blocks are taken sixteen at a time (a group; the
+//     last group is padded with zero blocks, d = s = 0), and a group's 512
+//     bytes are interleaved by 4-byte words: word t of block j (elements
+//     4t..4t+3) at byte 64 t + 4 j. A vector of 32-bit lanes then holds word
+//     t of consecutive blocks, so integer dot instructions accumulate one
+//     whole block per lane (dot_ref.h). Plus offset_sums[k] = -128 * (sum of
+//     block k's 32 levels), int32: what a kernel that adds 128 to signed
+//     weights (to use unsigned x signed byte dots) starts its sum from.
 #pragma once
 
 #include <cstddef>
@@ -40,18 +41,19 @@ ActFormat ActFormatFor(DType type);
 int ActBlockElems(ActFormat format);
 
 // One quantized activation row, planar: qs[cols], d[cols / block], for Q8K
-// bsums[cols / 16], for Q8_1 and Q8X s[cols / 32], for Q8X block_sums[cols / 32]
-// (Q8X: qs interleaved and every array padded to whole groups of 8 blocks).
+// bsums[cols / 16], for Q8_1 and Q8X s[cols / 32], for Q8X offset_sums[cols / 32]
+// (Q8X: qs interleaved and every array padded to whole groups of 16 blocks).
 struct ActRow {
   const int8_t* qs;
   const float* d;
   const int16_t* bsums = nullptr;       // kQ8K only
   const float* s = nullptr;             // kQ8_1 and kQ8X
-  const int32_t* block_sums = nullptr;  // kQ8X only
+  const int32_t* offset_sums = nullptr;  // kQ8X only
 };
 
-// Blocks of a Q8X row padded to whole groups of 8 (32-element blocks).
-inline int64_t Q8XPaddedBlocks(int64_t cols) { return (cols / 32 + 7) / 8 * 8; }
+// Blocks per Q8X group, and the blocks of a Q8X row padded to whole groups.
+inline constexpr int64_t kQ8XGroup = 16;
+inline int64_t Q8XPaddedBlocks(int64_t cols) { return (cols / 32 + kQ8XGroup - 1) / kQ8XGroup * kQ8XGroup; }
 
 // Bytes of one quantized row in the scratch buffer (a multiple of 64).
 size_t ActRowBytes(ActFormat format, int64_t cols);
@@ -64,7 +66,7 @@ void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8
 void FinishActivationRow(ActFormat format, int64_t cols, uint8_t* dst);
 
 // Q8X from the same row in kQ8_1 layout at `natural` (the interleaving, the
-// padding and block_sums); the row buffer for it: a per-thread scratch.
+// padding and offset_sums); the row buffer for it: a per-thread scratch.
 void InterleaveQ8X(const uint8_t* natural, int64_t cols, uint8_t* dst);
 uint8_t* Q8XNaturalScratch(int64_t cols);
 

@@ -66,8 +66,9 @@ int64_t ColsFor(DType type) { return GetDTypeInfo(type).block_elems == 256 ? 512
 std::vector<int64_t> ColsSweep(DType type) {
   if (GetDTypeInfo(type).block_elems == 256) return {256, 512, 768, 1024, 1280, 2304};
   // Plus 7, 15, 18, 20, 28 blocks: every min-term tail length (blocks mod 8)
-  // and the real row lengths 576, 640, 896 (SmolLM2, Gemma 3, Qwen2.5).
-  if (GetDTypeInfo(type).block_elems == 32) return {96, 224, 256, 320, 480, 576, 640, 800, 896, 1600};
+  // and the real row lengths 576, 640, 896 (SmolLM2, Gemma 3, Qwen2.5); 16, 31,
+  // 32 and 33 blocks: one, two and three 16-block groups, full or with tails.
+  if (GetDTypeInfo(type).block_elems == 32) return {96, 224, 256, 320, 480, 512, 576, 640, 800, 896, 992, 1024, 1056, 1600};
   return {ColsFor(type)};
 }
 
