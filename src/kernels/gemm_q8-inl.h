@@ -266,12 +266,17 @@ HWY_INLINE __m256 BlockScalesUpTo8(const uint8_t* first, int n) {
 // offset_sums start the sum at -128 * their block sums), and the sixteen F32
 // scales. Blocks past the row's end (the last group of a row whose block
 // count is not a multiple of 16) are zero levels with scale 0, and their
-// lanes are masked.
+// lanes are masked. Acc: the sixteen canonical lanes of one (row,
+// activation row).
 template <class Levels>
 struct WeightGroup {
   static constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
+  static constexpr int kBlocks = 16;
+  using Acc = __m512;
   __m512i words[8];
   __m512 dw;
+
+  static HWY_INLINE Acc Zero() { return _mm512_setzero_ps(); }
 
   HWY_INLINE void Load(const uint8_t* row, int64_t first_block, int n) {
     const uint8_t* block = row + first_block * Levels::kBlockBytes;
@@ -315,88 +320,48 @@ struct WeightGroup {
     }
   }
 
-  // Lane j = the exact integer dot of block j with the activations' block j
-  // (xs: the group's 512 interleaved bytes, offsets: its sixteen offset_sums).
-  HWY_INLINE __m512i Dot(const int8_t* xs, const int32_t* offsets) const {
-    // Two chains of four (dpbusd latency), summed: exact integers.
-    __m512i even = kUnsigned ? _mm512_setzero_si512() : _mm512_loadu_si512(offsets);
+  // acc lanes j < n += exact dot of block j with the activations' block j
+  // (blocks first_block.. of row x) times dw_j * dx_j. Eight dpbusd in two
+  // chains (latency), one convert, one multiply, one FMA.
+  HWY_INLINE void Accumulate(Acc& acc, const ActRow& x, int64_t first_block, int n) const {
+    const int8_t* xs = x.qs + first_block * kQK;
+    __m512i even = kUnsigned ? _mm512_setzero_si512() : _mm512_loadu_si512(x.offset_sums + first_block);
     __m512i odd = _mm512_setzero_si512();
     for (int t = 0; t < 8; t += 2) {
       even = _mm512_dpbusd_epi32(even, words[t], _mm512_loadu_si512(xs + 64 * t));
       odd = _mm512_dpbusd_epi32(odd, words[t + 1], _mm512_loadu_si512(xs + 64 * t + 64));
     }
-    return _mm512_add_epi32(even, odd);
+    const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(even, odd));
+    const __m512 scale = _mm512_mul_ps(dw, _mm512_loadu_ps(x.d + first_block));
+    acc = n == kBlocks ? _mm512_fmadd_ps(dot, scale, acc)
+                       : _mm512_mask3_fmadd_ps(dot, scale, acc, static_cast<__mmask16>((1u << n) - 1));
   }
-};
 
-// Register tile: R weight rows x NB activation rows (kQ8X activations). Per
-// group of sixteen blocks, each weight row's blocks are loaded, unpacked and
-// transposed once for all NB activation rows; then per (row, activation row)
-// eight dpbusd leave one exact block dot per lane, and one convert, one
-// multiply (dw * dx, sixteen blocks) and one FMA (lane k mod 16 = block k)
-// finish the group: the canonical sequence of dot_ref.h, independent of R,
-// NB and the tile position.
-template <class Levels>
-struct Blocks32Kernel {
-  static constexpr int kTileRows = 1;
-  static constexpr int kMaxActs = 8;
-  static constexpr int kWideActs = 8;
-
-  // out[i * NB + b] = dot(row i at wrow + i * stride, acts[b]).
-  template <int R, int NB>
-  static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kMaxActs);
-    const int64_t num_blocks = cols / kQK;
-    __m512 acc[R][NB];
-    for (int i = 0; i < R; ++i) {
-      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
-    }
-    WeightGroup<Levels> w[R];
-    for (int64_t k = 0; k < num_blocks; k += kQ8XGroup) {
-      const int n = static_cast<int>(std::min<int64_t>(kQ8XGroup, num_blocks - k));
-      for (int i = 0; i < R; ++i) {
-        if constexpr (R == 1) {
-          // One-row tiles stream each row from memory once: request the
-          // weights ~1 KB (two groups) ahead.
-          const char* ahead = reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
-          for (int line = 0; line < 9; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
-        }
-        w[i].Load(wrow + i * stride, k, n);
-      }
-      const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
-      for (int b = 0; b < NB; ++b) {
-        const int8_t* xs = acts[b].qs + k * kQK;
-        const __m512 dx = _mm512_loadu_ps(acts[b].d + k);
-        for (int i = 0; i < R; ++i) {
-          const __m512 dot = _mm512_cvtepi32_ps(w[i].Dot(xs, acts[b].offset_sums + k));
-          const __m512 scale = _mm512_mul_ps(w[i].dw, dx);
-          acc[i][b] = n == kQ8XGroup ? _mm512_fmadd_ps(dot, scale, acc[i][b])
-                                     : _mm512_mask3_fmadd_ps(dot, scale, acc[i][b], live);
-        }
-      }
-    }
-    for (int i = 0; i < R; ++i) {
-      for (int b = 0; b < NB; ++b) {
-        const __m256 r = _mm256_add_ps(_mm512_castps512_ps256(acc[i][b]), _mm512_extractf32x8_ps(acc[i][b], 1));
-        out[i * NB + b] = ReduceLanes8(r);
-      }
-    }
-    if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, R, NB>(wrow, stride, num_blocks, acts, out);
+  static HWY_INLINE float Reduce(Acc acc) {
+    return ReduceLanes8(_mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1)));
   }
 };
 
 #else  // AVX2, AVX3: 256-bit vectors, maddubs
 
-// One weight row's eight blocks (half of a kQ8X group): words[t] lane j =
+// One weight row's eight blocks, half of a kQ8X group: words[t] lane j =
 // |word t of block j| with the signs in signs[t] (maddubs takes unsigned x
 // signed bytes: |w| x sign(x, w)), and the eight F32 scales; blocks past the
-// row's end are zero with scale 0 (their lanes masked).
+// row's end are zero with scale 0 (their lanes masked). Acc: the sixteen
+// canonical lanes of one (row, activation row) as two halves; a half group
+// starting at block k feeds half (k / 8) mod 2.
 template <class Levels>
-struct WeightHalfGroup {
+struct WeightGroup {
   static constexpr bool kUnsigned = IsUnsignedLevels<Levels>();
+  static constexpr int kBlocks = 8;
+  struct Acc {
+    __m256 half[2];
+  };
   __m256i words[8];
   __m256i signs[8];
   __m256 dw;
+
+  static HWY_INLINE Acc Zero() { return Acc{{_mm256_setzero_ps(), _mm256_setzero_ps()}}; }
 
   HWY_INLINE void Load(const uint8_t* row, int64_t first_block, int n) {
     const uint8_t* block = row + first_block * Levels::kBlockBytes;
@@ -411,73 +376,76 @@ struct WeightHalfGroup {
     }
   }
 
-  // Lane j = the exact integer dot of block j with the activations' block j:
-  // word t of the half's eight blocks at xs + 64 t.
-  HWY_INLINE __m256i Dot(const int8_t* xs) const {
+  // The half's lanes j < n += exact block dot times dw_j * dx_j; word t of
+  // the half's eight blocks is at 64 t (+ 32 for the second half) of the group.
+  HWY_INLINE void Accumulate(Acc& acc, const ActRow& x, int64_t first_block, int n) const {
+    const int half = static_cast<int>((first_block / kBlocks) % 2);
+    const int8_t* xs = x.qs + (first_block - kBlocks * half) * kQK + 32 * half;
     const __m256i ones16 = _mm256_set1_epi16(1);
     __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
     for (int t = 0; t < 8; t += 2) {
       for (int u = 0; u < 2; ++u) {
-        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 64 * (t + u)));
-        if constexpr (!kUnsigned) x = _mm256_sign_epi8(x, signs[t + u]);
-        __m256i& acc = u == 0 ? even : odd;
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(words[t + u], x), ones16));
+        __m256i xw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 64 * (t + u)));
+        if constexpr (!kUnsigned) xw = _mm256_sign_epi8(xw, signs[t + u]);
+        __m256i& sum = u == 0 ? even : odd;
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(words[t + u], xw), ones16));
       }
     }
-    return _mm256_add_epi32(even, odd);
+    __m256& a = acc.half[half];
+    const __m256 next = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(even, odd)),
+                                        _mm256_mul_ps(dw, _mm256_loadu_ps(x.d + first_block)), a);
+    if (n == kBlocks) {
+      a = next;
+    } else {
+      const __m256 live = _mm256_castsi256_ps(
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+      a = _mm256_blendv_ps(a, next, live);
+    }
   }
+
+  static HWY_INLINE float Reduce(const Acc& acc) { return ReduceLanes8(_mm256_add_ps(acc.half[0], acc.half[1])); }
 };
 
-// Register tile as on AVX3_DL, one half group (eight blocks, lanes 0..7 or
-// 8..15 of the canonical sixteen) at a time: per (row, activation row) and
-// half, the block dots, one convert, one multiply and one FMA into that
-// half's accumulator.
+#endif  // AVX3_DL
+
+// Register tile: one weight row x up to 8 activation rows (kQ8X
+// activations). Per group of WeightGroup::kBlocks blocks (16 on AVX3_DL, 8
+// elsewhere) the row's blocks are loaded, unpacked and transposed once for
+// all activation rows; then per activation row the block dots and one
+// convert, one multiply (dw * dx) and one FMA into lanes k mod 16: the
+// canonical sequence of dot_ref.h, independent of the tile width and
+// position. (2 x 4 and 1 x 16 tiles measured no faster: register spills,
+// and the VNNI kernel runs near the dpbusd issue rate.)
 template <class Levels>
 struct Blocks32Kernel {
+  using Group = WeightGroup<Levels>;
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = 8;
   static constexpr int kWideActs = 8;
 
+  // out[b] = dot(the row at wrow, acts[b]).
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t stride, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R >= 1 && R <= kTileRows && NB >= 1 && NB <= kWideActs);
+    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
     const int64_t num_blocks = cols / kQK;
-    __m256 acc[R][NB][2];
-    for (int i = 0; i < R; ++i) {
-      for (int b = 0; b < NB; ++b) acc[i][b][0] = acc[i][b][1] = _mm256_setzero_ps();
-    }
-    WeightHalfGroup<Levels> w[R];
-    for (int64_t k = 0; k < num_blocks; k += 8) {
-      const int n = static_cast<int>(std::min<int64_t>(8, num_blocks - k));
-      const int half = static_cast<int>((k / 8) % 2);
-      for (int i = 0; i < R; ++i) {
-        if constexpr (R == 1) {
-          const char* ahead = reinterpret_cast<const char*>(wrow + i * stride + (k + 32) * Levels::kBlockBytes);
-          for (int line = 0; line < 5; ++line) _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
-        }
-        w[i].Load(wrow + i * stride, k, n);
+    typename Group::Acc acc[NB];
+    for (int b = 0; b < NB; ++b) acc[b] = Group::Zero();
+    Group w;
+    for (int64_t k = 0; k < num_blocks; k += Group::kBlocks) {
+      const int n = static_cast<int>(std::min<int64_t>(Group::kBlocks, num_blocks - k));
+      // Each row is streamed from memory once per tile: request the weights
+      // ~1 KB (32 blocks) ahead.
+      const char* ahead = reinterpret_cast<const char*>(wrow + (k + 32) * Levels::kBlockBytes);
+      for (int line = 0; line < (Group::kBlocks * static_cast<int>(Levels::kBlockBytes) + 63) / 64; ++line) {
+        _mm_prefetch(ahead + 64 * line, _MM_HINT_T0);
       }
-      const __m256 live = _mm256_castsi256_ps(
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-      const int64_t group = k / kQ8XGroup * kQ8XGroup;
-      for (int b = 0; b < NB; ++b) {
-        const int8_t* xs = acts[b].qs + group * kQK + 32 * half;
-        const __m256 dx = _mm256_loadu_ps(acts[b].d + k);
-        for (int i = 0; i < R; ++i) {
-          __m256& a = acc[i][b][half];
-          const __m256 next = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w[i].Dot(xs)), _mm256_mul_ps(w[i].dw, dx), a);
-          a = n == 8 ? next : _mm256_blendv_ps(a, next, live);
-        }
-      }
+      w.Load(wrow, k, n);
+      for (int b = 0; b < NB; ++b) w.Accumulate(acc[b], acts[b], k, n);
     }
-    for (int i = 0; i < R; ++i) {
-      for (int b = 0; b < NB; ++b) out[i * NB + b] = ReduceLanes8(_mm256_add_ps(acc[i][b][0], acc[i][b][1]));
-    }
-    if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, R, NB>(wrow, stride, num_blocks, acts, out);
+    for (int b = 0; b < NB; ++b) out[b] = Group::Reduce(acc[b]);
+    if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, 1, NB>(wrow, stride, num_blocks, acts, out);
   }
 };
-
-#endif  // AVX3_DL
 
 using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
 using Q4_0Kernel = Blocks32Kernel<Q4_0Levels>;
