@@ -8,7 +8,7 @@
 //   for each block of kRowBlock weight rows (kept hot in L1/L2)
 //     for each tile of up to kMaxActs activation rows
 //       for each group of kTileRows weight rows: kernel tile -> y[tile][rows]
-// Tile shapes are per kernel (32-element block types on x86: 1 x up to 8, eight blocks
+// Tile shapes are per kernel (32-element block types on x86: 1 x up to 8, 16 or 8 blocks
 // transposed per row; K-quants incl. Q2_K/Q3_K/IQ4_XS: 1 x 8; others 1 x 4); activation tiles are
 // balanced (width 12: 6 + 6). Batch 1 (decode) degenerates to one
 // streaming pass over the weights, one row at a time. Small batches
