@@ -17,11 +17,7 @@ constexpr int kB = 16;
 
 // Room for exactly four snapshots of checkpoints; KV has plenty of room.
 PrefixCacheConfig FourSnapshots() {
-  PrefixCacheConfig config;
-  config.hybrid = true;
-  config.block_tokens = kB;
-  config.rung_tokens = 0;
-  config.budget_bytes = 40 * testing::kSnapshotBytes;
+  PrefixCacheConfig config = testing::HybridConfig(kB, /*rung_tokens=*/0, 40 * testing::kSnapshotBytes);
   config.checkpoint_budget_fraction = 0.1;  // 4 snapshots
   return config;
 }

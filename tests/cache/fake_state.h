@@ -19,6 +19,17 @@ namespace cairn::cache::testing {
 
 inline constexpr size_t kSnapshotBytes = 256;
 
+// A hybrid-model cache: blocks of `block_tokens`, a rung every `rung_tokens`
+// (0: none), `budget_bytes` of RAM; the rest default.
+inline PrefixCacheConfig HybridConfig(int block_tokens, int64_t rung_tokens, size_t budget_bytes) {
+  PrefixCacheConfig config;
+  config.hybrid = true;
+  config.block_tokens = block_tokens;
+  config.rung_tokens = rung_tokens;
+  config.budget_bytes = budget_bytes;
+  return config;
+}
+
 inline KvLayout TinyLayout(int block_tokens) {
   KvLayout layout;
   layout.n_attn_layers = 1;

@@ -17,14 +17,7 @@ using testing::TinyLayout;
 
 constexpr int kB = 16;
 
-PrefixCacheConfig Hybrid() {
-  PrefixCacheConfig config;
-  config.hybrid = true;
-  config.block_tokens = kB;
-  config.rung_tokens = 256;
-  config.budget_bytes = size_t{64} << 20;
-  return config;
-}
+PrefixCacheConfig Hybrid() { return testing::HybridConfig(kB, /*rung_tokens=*/256, size_t{64} << 20); }
 
 class HybridCacheTest : public ::testing::Test {
  protected:

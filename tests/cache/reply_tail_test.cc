@@ -18,14 +18,7 @@ using testing::TinyLayout;
 
 constexpr int kB = 16;
 
-PrefixCacheConfig Hybrid() {
-  PrefixCacheConfig config;
-  config.hybrid = true;
-  config.block_tokens = kB;
-  config.rung_tokens = 0;
-  config.budget_bytes = size_t{64} << 20;
-  return config;
-}
+PrefixCacheConfig Hybrid() { return testing::HybridConfig(kB, /*rung_tokens=*/0, size_t{64} << 20); }
 
 // One turn: a prompt of `prompt_len` tokens with a boundary checkpoint 3
 // before its end, then a reply of `reply` tokens fed back (the last emitted
