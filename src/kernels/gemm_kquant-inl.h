@@ -208,15 +208,20 @@ struct TileLanes {
   }
 
   // out[b] = ReduceLanes8 of activation row b's canonical lanes
-  // (lane 2k + m = v[b / 4][k][2 (b % 4) + m]).
+  // (lane 2k + m = v[b / 4][k][2 (b % 4) + m]), four rows per vector with
+  // ReduceLanes8's additions: s_i = r_i + r_(i+4) is v[k] + v[k + 2] (lanes
+  // 2t, 2t + 1: s_2k', s_2k'+1 of row t), then (s0 + s2) and (s1 + s3)
+  // side by side, then their sum.
   HWY_INLINE void Store(float* out) const {
-    for (int b = 0; b < NB; ++b) {
-      float acc[8];
-      for (int k = 0; k < 4; ++k) {
-        acc[2 * k] = v[b / 4][k][2 * (b % 4)];
-        acc[2 * k + 1] = v[b / 4][k][2 * (b % 4) + 1];
-      }
-      out[b] = ::cairn::kernels::ReduceLanes8(acc);
+    for (int g = 0; g < kGroups; ++g) {
+      const __m256 s01 = _mm256_add_ps(_mm256_load_ps(v[g][0]), _mm256_load_ps(v[g][2]));  // s0, s1
+      const __m256 s23 = _mm256_add_ps(_mm256_load_ps(v[g][1]), _mm256_load_ps(v[g][3]));  // s2, s3
+      const __m256 u = _mm256_add_ps(s01, s23);  // lanes 2t, 2t + 1: s0 + s2, s1 + s3
+      const __m256 r = _mm256_add_ps(u, _mm256_permute_ps(u, _MM_SHUFFLE(2, 3, 0, 1)));  // lane 2t: row t
+      alignas(16) float rows[4];
+      _mm_store_ps(rows, _mm256_castps256_ps128(_mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0))));
+      const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
+      for (int t = 0; t < n; ++t) out[4 * g + t] = rows[t];
     }
   }
 };
@@ -410,8 +415,11 @@ struct ScaleMinKernel {
 static_assert(offsetof(BlockQ4K, dmin) == 2 && offsetof(BlockQ5K, dmin) == 2);
 static_assert(offsetof(BlockQ4K, d) == 0 && offsetof(BlockQ5K, d) == 0);
 
+// AVX-512 targets: tiles in gemm_kquant_avx512-inl.h (decode from here).
+#if HWY_TARGET == HWY_AVX2
 using Q4KKernel = ScaleMinKernel<false>;
 using Q5KKernel = ScaleMinKernel<true>;
+#endif
 
 // Levels 0..63 of the 32-element groups 2g and 2g + 1 of a Q6_K super-block
 // (layout in quant_blocks.h: group 4h + t, h = g / 2, takes the low (t = 0, 1)
@@ -504,7 +512,7 @@ HWY_INLINE __m256 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64
 // Q6_K: 16 sub-blocks of 16, unsigned levels 0..63 with offset 32. Same tile
 // structure as ScaleMinKernel; per (row, activation row) the exact
 // sumi = sum_dots - 32 * sum_offset, then acc = fma(dx * d, sumi, acc).
-struct Q6KKernel {
+struct Q6KKernelAvx2 {
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
@@ -567,6 +575,10 @@ struct Q6KKernel {
 };
 
 static_assert(offsetof(BlockQ6K, d) == 208);
+
+#if HWY_TARGET == HWY_AVX2
+using Q6KKernel = Q6KKernelAvx2;
+#endif
 
 #elif !CAIRN_ARM_SIMD_TARGET  // Arm: gemm_kquant_neon-inl.h
 

@@ -31,6 +31,8 @@
 #include "kernels/gemm_q8-inl.h"
 // After gemm_q8-inl.h (reuses its RefKernel).
 #include "kernels/gemm_kquant-inl.h"
+// After gemm_kquant-inl.h (AVX-512 Q4_K/Q5_K/Q6_K tiles; decode and the float tail from there).
+#include "kernels/gemm_kquant_avx512-inl.h"
 // After gemm_kquant-inl.h (reuses its tiles and streaming loop).
 #include "kernels/gemm_kquant2-inl.h"
 // Arm (NEON and SVE targets): the K-quant kernels of both files above.
@@ -247,12 +249,19 @@ bool KernelIsSimdTarget(DType type) {
 
 bool IsFloatWeight(DType type) { return type == DType::kF32 || type == DType::kF16 || type == DType::kBF16; }
 
-// The activation layout this target's kernel for `type` reads: on x86 every
-// 32-element type reads kQ8X (the numbers of kQ8_1, interleaved for the
-// transposed block dots of gemm_q8-inl.h); otherwise the reference's format.
-ActFormat TargetActFormat(DType type) {
+// The activation layout this target's kernel for `type` reads at this
+// width: on x86 every 32-element type reads kQ8X (the numbers of kQ8_1,
+// interleaved for the transposed block dots of gemm_q8-inl.h); the AVX-512
+// Q4_K/Q5_K/Q6_K tiles read kQ8KX (widths > 1; decode streams natural Q8K);
+// otherwise the reference's format.
+ActFormat TargetActFormat(DType type, int64_t batch) {
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (GetDTypeInfo(type).block_elems == 32) return ActFormat::kQ8X;
+#endif
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (batch > 1 && (type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K)) return ActFormat::kQ8KX;
+#else
+  (void)batch;
 #endif
   return ActFormatFor(type);
 }
@@ -261,16 +270,17 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
                            ThreadPool& pool) {
   const int64_t cols = outs[0].w.cols;
   // The input once per activation format in use (usually one), in one scratch buffer.
-  constexpr int kFormats = 4;  // ActFormat::kQ8, kQ8K, kQ8_1, kQ8X (indexes below)
+  constexpr int kFormats = 5;  // ActFormat::kQ8, kQ8K, kQ8_1, kQ8X, kQ8KX (indexes below)
   static_assert(static_cast<int>(ActFormat::kQ8) == 0 && static_cast<int>(ActFormat::kQ8K) == 1 &&
-                static_cast<int>(ActFormat::kQ8_1) == 2 && static_cast<int>(ActFormat::kQ8X) == kFormats - 1);
+                static_cast<int>(ActFormat::kQ8_1) == 2 && static_cast<int>(ActFormat::kQ8X) == 3 &&
+                static_cast<int>(ActFormat::kQ8KX) == kFormats - 1);
   bool used[kFormats] = {};
   bool any_float = false;
   for (size_t i = 0; i < num_outs; ++i) {
     if (IsFloatWeight(outs[i].w.type)) {
       any_float = true;
     } else {
-      used[static_cast<int>(TargetActFormat(outs[i].w.type))] = true;
+      used[static_cast<int>(TargetActFormat(outs[i].w.type, batch))] = true;
     }
   }
   size_t offset[kFormats] = {};
@@ -323,7 +333,7 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
       const int64_t r0 = std::max<int64_t>(g0 - base, 0);
       const int64_t r1 = std::min<int64_t>(g1 - base, w.rows);
       if (r0 < r1) {
-        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(TargetActFormat(w.type))].data();
+        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(TargetActFormat(w.type, batch))].data();
         RunRowsOfType(w, q, facts.data(), batch, outs[i].y, outs[i].ldy, r0, r1);
       }
       base += w.rows;

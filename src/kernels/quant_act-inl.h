@@ -21,6 +21,10 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 inline void QuantizeActivationRowTarget(ActFormat format, const float* x, int64_t cols, uint8_t* dst) {
+  if (format == ActFormat::kQ8KX) {
+    QuantizeActivationRowTarget(ActFormat::kQ8K, x, cols, dst);
+    return ReorderQ8KX(dst, cols);
+  }
   if (format == ActFormat::kQ8X) {
     // The numbers of kQ8_1, then the interleaving (O(cols) byte moves, next
     // to the O(rows x cols) products that read them).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/aligned_buffer.h"
 #include "kernels/quant_blocks.h"
@@ -21,7 +22,14 @@ uint8_t* NaturalScratch(size_t bytes) {
 
 }  // namespace
 
-int ActBlockElems(ActFormat format) { return format == ActFormat::kQ8K ? kQKK : kQK; }
+int ActBlockElems(ActFormat format) {
+  return format == ActFormat::kQ8K || format == ActFormat::kQ8KX ? kQKK : kQK;
+}
+
+namespace {
+// Q8KX keeps Q8K's layout except for the order of qs.
+ActFormat LayoutOf(ActFormat format) { return format == ActFormat::kQ8KX ? ActFormat::kQ8K : format; }
+}  // namespace
 
 ActFormat ActFormatFor(DType type) {
   switch (type) {
@@ -39,6 +47,7 @@ ActFormat ActFormatFor(DType type) {
 }
 
 size_t ActRowBytes(ActFormat format, int64_t cols) {
+  format = LayoutOf(format);
   const size_t n = static_cast<size_t>(cols);
   if (format == ActFormat::kQ8X) {
     const size_t blocks = static_cast<size_t>(Q8XPaddedBlocks(cols));
@@ -51,6 +60,7 @@ size_t ActRowBytes(ActFormat format, int64_t cols) {
 }
 
 ActRow ActRowAt(ActFormat format, const uint8_t* row, int64_t cols) {
+  format = LayoutOf(format);
   const size_t n = static_cast<size_t>(cols);
   if (format == ActFormat::kQ8X) {
     const size_t blocks = static_cast<size_t>(Q8XPaddedBlocks(cols));
@@ -94,7 +104,23 @@ void InterleaveQ8X(const uint8_t* natural, int64_t cols, uint8_t* dst) {
   }
 }
 
+void ReorderQ8KX(uint8_t* row, int64_t cols) {
+  auto* qs = reinterpret_cast<int8_t*>(row);
+  int8_t natural[kQKK];
+  for (int64_t i = 0; i < cols / kQKK; ++i) {
+    int8_t* block = qs + i * kQKK;
+    std::memcpy(natural, block, kQKK);
+    for (int u = 0; u < 4; ++u) {
+      for (int j = 0; j < 8; ++j) std::memcpy(block + 64 * u + 8 * j, natural + 32 * j + 8 * u, 8);
+    }
+  }
+}
+
 void QuantizeActivationRow(ActFormat format, const float* x, int64_t cols, uint8_t* dst) {
+  if (format == ActFormat::kQ8KX) {
+    QuantizeActivationRow(ActFormat::kQ8K, x, cols, dst);
+    return ReorderQ8KX(dst, cols);
+  }
   if (format == ActFormat::kQ8X) {
     uint8_t* natural = Q8XNaturalScratch(cols);
     QuantizeActivationRow(ActFormat::kQ8_1, x, cols, natural);

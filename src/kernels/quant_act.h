@@ -21,6 +21,12 @@
 //     whole block per lane (dot_ref.h). Plus offset_sums[k] = -128 * (sum of
 //     block k's 32 levels), int32: what a kernel that adds 128 to signed
 //     weights (to use unsigned x signed byte dots) starts its sum from.
+//   Q8KX (AVX-512 tile kernels for Q4_K/Q5_K/Q6_K, widths > 1): the numbers
+//     of Q8K with each super-block's 256 levels reordered: byte 64u + 8j + e
+//     holds element 32j + 8u + e (u < 4, j < 8, e < 8). A 64-byte vector then
+//     holds eight consecutive levels of each of the eight 32-element
+//     sub-blocks, so byte products of four such vectors summed lane-wise
+//     stay within one sub-block (gemm_kquant_avx512-inl.h). d and bsums as Q8K.
 #pragma once
 
 #include <cstddef>
@@ -30,23 +36,23 @@
 
 namespace cairn::kernels {
 
-enum class ActFormat { kQ8, kQ8K, kQ8_1, kQ8X };
+enum class ActFormat { kQ8, kQ8K, kQ8_1, kQ8X, kQ8KX };
 
 // Activation format that the scalar reference consumes for weight type
 // `type` (kQ8, kQ8K or kQ8_1). SIMD targets may read the same numbers in
 // another layout (matmul.cc: kQ8X on x86).
 ActFormat ActFormatFor(DType type);
 
-// Elements per quantization block of `format` (32, or 256 for kQ8K).
+// Elements per quantization block of `format` (32, or 256 for kQ8K and kQ8KX).
 int ActBlockElems(ActFormat format);
 
 // One quantized activation row, planar: qs[cols], d[cols / block], for Q8K
-// bsums[cols / 16], for Q8_1 and Q8X s[cols / 32], for Q8X offset_sums[cols / 32]
+// and Q8KX bsums[cols / 16], for Q8_1 and Q8X s[cols / 32], for Q8X offset_sums[cols / 32]
 // (Q8X: qs interleaved and every array padded to whole groups of 16 blocks).
 struct ActRow {
   const int8_t* qs;
   const float* d;
-  const int16_t* bsums = nullptr;       // kQ8K only
+  const int16_t* bsums = nullptr;       // kQ8K and kQ8KX
   const float* s = nullptr;             // kQ8_1 and kQ8X
   const int32_t* offset_sums = nullptr;  // kQ8X only
 };
@@ -69,6 +75,10 @@ void FinishActivationRow(ActFormat format, int64_t cols, uint8_t* dst);
 // padding and offset_sums); the row buffer for it: a per-thread scratch.
 void InterleaveQ8X(const uint8_t* natural, int64_t cols, uint8_t* dst);
 uint8_t* Q8XNaturalScratch(int64_t cols);
+
+// Q8KX from Q8K: reorders the levels of every super-block of the row at
+// `row` in place (d and bsums stay).
+void ReorderQ8KX(uint8_t* row, int64_t cols);
 
 // View of a row written by QuantizeActivationRow.
 ActRow ActRowAt(ActFormat format, const uint8_t* row, int64_t cols);
