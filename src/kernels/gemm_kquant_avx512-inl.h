@@ -171,7 +171,11 @@ HWY_INLINE __m512i DotLanes(const __m512i w[4], int u0, int n, const int8_t* x) 
 // Q4_K / Q5_K multipliers: int32 lanes 2j, 2j + 1 = scale j.
 struct ScaleMinMultipliers {
   __m512i scales;
-  explicit ScaleMinMultipliers(const KScales& sc) : scales(SpreadScales32<0, 1>(_mm512_cvtepu16_epi32(sc.sc16))) {}
+  static ScaleMinMultipliers Of(const KScales& sc) {
+    return {SpreadScales32<0, 1>(_mm512_cvtepu16_epi32(sc.sc16))};
+  }
+  static ScaleMinMultipliers Load(const uint8_t* p) { return {_mm512_load_si512(p)}; }
+  void Store(uint8_t* p) const { _mm512_store_si512(p, scales); }
   HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
     return _mm512_mullo_epi32(DotLanes(w, 0, 4, x), scales);
   }
@@ -180,10 +184,14 @@ struct ScaleMinMultipliers {
 // Q6_K multipliers: int32 lanes 2j, 2j + 1 = scale 2j (first) / 2j + 1 (second).
 struct Q6Multipliers {
   __m512i first, second;
-  explicit Q6Multipliers(const BlockQ6K& block) {
+  static Q6Multipliers Of(const BlockQ6K& block) {
     const __m512i s32 = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
-    first = SpreadScales32<0, 2>(s32);
-    second = SpreadScales32<1, 2>(s32);
+    return {SpreadScales32<0, 2>(s32), SpreadScales32<1, 2>(s32)};
+  }
+  static Q6Multipliers Load(const uint8_t* p) { return {_mm512_load_si512(p), _mm512_load_si512(p + 64)}; }
+  void Store(uint8_t* p) const {
+    _mm512_store_si512(p, first);
+    _mm512_store_si512(p + 64, second);
   }
   HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
     return _mm512_add_epi32(_mm512_mullo_epi32(DotLanes(w, 0, 2, x), first),
@@ -197,7 +205,9 @@ struct Q6Multipliers {
 // Q4_K / Q5_K multipliers: int16 lanes 4j .. 4j + 3 = scale j.
 struct ScaleMinMultipliers {
   __m512i scales;
-  explicit ScaleMinMultipliers(const KScales& sc) : scales(SpreadScales<0, 1>(sc.sc16)) {}
+  static ScaleMinMultipliers Of(const KScales& sc) { return {SpreadScales<0, 1>(sc.sc16)}; }
+  static ScaleMinMultipliers Load(const uint8_t* p) { return {_mm512_load_si512(p)}; }
+  void Store(uint8_t* p) const { _mm512_store_si512(p, scales); }
   HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
     return _mm512_madd_epi16(_mm512_add_epi16(PairProducts(w, 0, x), PairProducts(w, 2, x)), scales);
   }
@@ -206,10 +216,14 @@ struct ScaleMinMultipliers {
 // Q6_K multipliers: int16 lanes 4j .. 4j + 3 = scale 2j (first) / 2j + 1 (second).
 struct Q6Multipliers {
   __m512i first, second;
-  explicit Q6Multipliers(const BlockQ6K& block) {
+  static Q6Multipliers Of(const BlockQ6K& block) {
     const __m256i scales16 = Q6Scales16(block);
-    first = SpreadScales<0, 2>(scales16);
-    second = SpreadScales<1, 2>(scales16);
+    return {SpreadScales<0, 2>(scales16), SpreadScales<1, 2>(scales16)};
+  }
+  static Q6Multipliers Load(const uint8_t* p) { return {_mm512_load_si512(p), _mm512_load_si512(p + 64)}; }
+  void Store(uint8_t* p) const {
+    _mm512_store_si512(p, first);
+    _mm512_store_si512(p + 64, second);
   }
   HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
     return _mm512_add_epi32(_mm512_madd_epi16(PairProducts(w, 0, x), first),
@@ -235,104 +249,189 @@ HWY_INLINE __m256i GroupSums(int n, const Row& row) {
   return ReduceRows4(dots, other);
 }
 
-// Q4_K and Q5_K. Decode (width 1) is gemm_kquant-inl.h's streaming kernel on
-// natural Q8K activations (matmul.cc picks the format by width).
-template <bool kFiveBit>
-struct ScaleMinKernel512 {
-  using Block = std::conditional_t<kFiveBit, BlockQ5K, BlockQ4K>;
-  static constexpr int kTileRows = 1;
-  static constexpr int kMaxActs = kKQuantMaxActs;
-  static constexpr bool kReadsQ8KX = true;
+// One super-block unpacked for the tile loop (levels in kQ8KX order,
+// multipliers, the rest of what the loop needs), in registers or stored in
+// kBytes bytes (64-aligned) of a prepared row (Prepare below).
+template <class Multipliers, int kExtra>
+struct Unpacked {
+  static constexpr int kVectors = 4 + static_cast<int>(sizeof(Multipliers) / 64) + kExtra;
+  static constexpr size_t kBytes = 64 * kVectors;
+  __m512i w[4];
+  Multipliers mult;
+  __m512i extra[kExtra];  // per type (ScaleMinExtra, Q6Extra)
 
-  static void StreamRows(const uint8_t* w, size_t stride, int64_t cols, const ActRow& act, int64_t rows,
-                         float* y) {
-    ScaleMinKernel<kFiveBit>::StreamRows(w, stride, cols, act, rows, y);
+  // Vector by vector (aligned): a whole-struct copy went through the stack.
+  void Store(uint8_t* p) const {
+    for (int k = 0; k < 4; ++k) _mm512_store_si512(p + 64 * k, w[k]);
+    mult.Store(p + 256);
+    for (int k = 0; k < kExtra; ++k) _mm512_store_si512(p + 256 + sizeof(Multipliers) + 64 * k, extra[k]);
   }
-
-  template <int R, int NB>
-  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    constexpr int kGroups = TileLanes<NB>::kGroups;
-    const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    const __m256 negate_odd =
-        _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
-    TileLanes<NB> acc;
-    for (int64_t i = 0; i < cols / kQKK; ++i) {
-      const Block& block = blocks[i];
-      __m512i w[4];
-      ScaleMinLevels<kFiveBit>(block, w);
-      KScales sc;
-      const __m256i mins16 = UnpackKScales(block.scales, &sc);
-      const ScaleMinMultipliers scales(sc);
-      const float d = _cvtsh_ss(LoadHalfBits(block.d));
-      const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
-      const __m256 d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
-      for (int g = 0; g < kGroups; ++g) {
-        const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
-        const ActRow* a = acts + 4 * g;
-        // Lanes 2t, 2t + 1: sumi, summ of activation row t (exact).
-        const __m256i sums = GroupSums(n, [&](int t, __m512i* dots, __m256i* min_dots) {
-          const int8_t* x = a[t].qs + i * kQKK;
-          *dots = scales.Dots(w, x);
-          *min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), mins16);
-        });
-        // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the reference).
-        const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), d_dmin), negate_odd);
-        acc.Fma(g, i, factors, _mm256_cvtepi32_ps(sums));
-      }
-    }
-    acc.Store(out);
+  static Unpacked Load(const uint8_t* p) {
+    Unpacked u;
+    for (int k = 0; k < 4; ++k) u.w[k] = _mm512_load_si512(p + 64 * k);
+    u.mult = Multipliers::Load(p + 256);
+    for (int k = 0; k < kExtra; ++k) u.extra[k] = _mm512_load_si512(p + 256 + sizeof(Multipliers) + 64 * k);
+    return u;
   }
 };
+
+// Q4_K / Q5_K: extra[0] = [mins16 (8 mins, each twice, int16) | d, dmin, d, dmin, .. (F32)].
+using ScaleMinUnpacked = Unpacked<ScaleMinMultipliers, 1>;
+static_assert(sizeof(ScaleMinUnpacked) == ScaleMinUnpacked::kBytes);
+
+template <bool kFiveBit, class Block>
+HWY_INLINE ScaleMinUnpacked UnpackScaleMin(const Block& block) {
+  ScaleMinUnpacked u;
+  ScaleMinLevels<kFiveBit>(block, u.w);
+  KScales sc;
+  const __m256i mins16 = UnpackKScales(block.scales, &sc);
+  u.mult = ScaleMinMultipliers::Of(sc);
+  const float d = _cvtsh_ss(LoadHalfBits(block.d));
+  const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
+  const __m256 d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
+  u.extra[0] = _mm512_inserti64x4(_mm512_castsi256_si512(mins16), _mm256_castps_si256(d_dmin), 1);
+  return u;
+}
+
+// Q6_K: extra[0] = [scales16 (int16) | d (F32) in every lane].
+using Q6Unpacked = Unpacked<Q6Multipliers, 1>;
+static_assert(sizeof(Q6Unpacked) == Q6Unpacked::kBytes);
+
+HWY_INLINE Q6Unpacked UnpackQ6(const BlockQ6K& block) {
+  Q6Unpacked u;
+  Q6Levels(block, u.w);
+  u.mult = Q6Multipliers::Of(block);
+  const __m256 d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
+  u.extra[0] = _mm512_inserti64x4(_mm512_castsi256_si512(Q6Scales16(block)), _mm256_castps_si256(d), 1);
+  return u;
+}
+
+// The tile loop over `blocks` super-blocks for NB activation rows;
+// unpacked(i) gives super-block i (unpacked now, or loaded from a prepared
+// row).
+template <int NB, class GetUnpacked>
+HWY_INLINE void ScaleMinTileLoop(int64_t blocks, const ActRow* acts, float* out, const GetUnpacked& unpacked) {
+  static_assert(NB >= 1 && NB <= kKQuantMaxActs);
+  constexpr int kGroups = TileLanes<NB>::kGroups;
+  const __m256 negate_odd =
+      _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
+  TileLanes<NB> acc;
+  for (int64_t i = 0; i < blocks; ++i) {
+    const ScaleMinUnpacked u = unpacked(i);
+    const __m256i mins16 = _mm512_castsi512_si256(u.extra[0]);
+    const __m256 d_dmin = _mm256_castsi256_ps(_mm512_extracti64x4_epi64(u.extra[0], 1));
+    for (int g = 0; g < kGroups; ++g) {
+      const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
+      const ActRow* a = acts + 4 * g;
+      // Lanes 2t, 2t + 1: sumi, summ of activation row t (exact).
+      const __m256i sums = GroupSums(n, [&](int t, __m512i* dots, __m256i* min_dots) {
+        *dots = u.mult.Dots(u.w, a[t].qs + i * kQKK);
+        *min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), mins16);
+      });
+      // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the reference).
+      const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), d_dmin), negate_odd);
+      acc.Fma(g, i, factors, _mm256_cvtepi32_ps(sums));
+    }
+  }
+  acc.Store(out);
+}
 
 // Q6_K: sumi = sum_k s_k dot(q_k, x_k) - 32 sum_k s_k bsum_k, then
 // acc = fma(dx * d, sumi, acc) in lane 2k (odd lanes +0), as Q6KKernelAvx2.
-struct Q6KKernel512 {
+template <int NB, class GetUnpacked>
+HWY_INLINE void Q6TileLoop(int64_t blocks, const ActRow* acts, float* out, const GetUnpacked& unpacked) {
+  static_assert(NB >= 1 && NB <= kKQuantMaxActs);
+  constexpr int kGroups = TileLanes<NB>::kGroups;
+  // Odd lanes: +0 * (the offset sums) keeps them +0, as in the reference.
+  const __m256 even = _mm256_castsi256_ps(_mm256_set_epi32(0, -1, 0, -1, 0, -1, 0, -1));
+  TileLanes<NB> acc;
+  for (int64_t i = 0; i < blocks; ++i) {
+    const Q6Unpacked u = unpacked(i);
+    const __m256i scales16 = _mm512_castsi512_si256(u.extra[0]);
+    const __m256 d = _mm256_castsi256_ps(_mm512_extracti64x4_epi64(u.extra[0], 1));
+    for (int g = 0; g < kGroups; ++g) {
+      const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
+      const ActRow* a = acts + 4 * g;
+      // Lanes 2t, 2t + 1: sum s_k dot_k, sum s_k bsum_k of activation row t.
+      const __m256i sums = GroupSums(n, [&](int t, __m512i* dots, __m256i* offset_dots) {
+        *dots = u.mult.Dots(u.w, a[t].qs + i * kQKK);
+        *offset_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), scales16);
+      });
+      const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), even);
+      acc.Fma(g, i, factors, _mm256_cvtepi32_ps(Q6SumI(sums)));
+    }
+  }
+  acc.Store(out);
+}
+
+// Per type: the block, its unpacked form, the decode kernel and the tile loop.
+template <bool kFiveBit>
+struct ScaleMinTraits {
+  using Block = std::conditional_t<kFiveBit, BlockQ5K, BlockQ4K>;
+  using Unpacked = ScaleMinUnpacked;
+  using Decode = ScaleMinKernel<kFiveBit>;
+  static Unpacked Unpack(const Block& block) { return UnpackScaleMin<kFiveBit>(block); }
+  template <int NB, class Get>
+  static void Loop(int64_t blocks, const ActRow* acts, float* out, const Get& get) {
+    ScaleMinTileLoop<NB>(blocks, acts, out, get);
+  }
+};
+
+struct Q6Traits {
+  using Block = BlockQ6K;
+  using Unpacked = Q6Unpacked;
+  using Decode = Q6KKernelAvx2;
+  static Unpacked Unpack(const Block& block) { return UnpackQ6(block); }
+  template <int NB, class Get>
+  static void Loop(int64_t blocks, const ActRow* acts, float* out, const Get& get) {
+    Q6TileLoop<NB>(blocks, acts, out, get);
+  }
+};
+
+// The kernel interface of matmul.cc: decode (width 1) is gemm_kquant-inl.h's
+// streaming kernel on natural Q8K activations (matmul.cc picks the format by
+// width); Tile unpacks each super-block per call (verification widths);
+// Prepare + PreparedTile unpack a weight row once for all the activation
+// tiles of a prefill (matmul.cc's RunRowsPrepared): the unpacking then costs
+// 1/64 of what it did per tile at 512 tokens.
+template <class Traits>
+struct KQuant512Kernel {
+  using Block = typename Traits::Block;
+  using Unpacked = typename Traits::Unpacked;
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
-  static constexpr bool kReadsQ8KX = true;
 
   static void StreamRows(const uint8_t* w, size_t stride, int64_t cols, const ActRow& act, int64_t rows,
                          float* y) {
-    Q6KKernelAvx2::StreamRows(w, stride, cols, act, rows, y);
+    Traits::Decode::StreamRows(w, stride, cols, act, rows, y);
   }
 
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    constexpr int kGroups = TileLanes<NB>::kGroups;
-    const auto* blocks = reinterpret_cast<const BlockQ6K*>(wrow);
-    // Odd lanes: +0 * (the offset sums) keeps them +0, as in the reference.
-    const __m256 even = _mm256_castsi256_ps(_mm256_set_epi32(0, -1, 0, -1, 0, -1, 0, -1));
-    TileLanes<NB> acc;
-    for (int64_t i = 0; i < cols / kQKK; ++i) {
-      const BlockQ6K& block = blocks[i];
-      __m512i w[4];
-      Q6Levels(block, w);
-      const __m256i scales16 = Q6Scales16(block);
-      // Sub-blocks 2j (first 16 levels of group j) and 2j + 1.
-      const Q6Multipliers multipliers(block);
-      const __m256 d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
-      for (int g = 0; g < kGroups; ++g) {
-        const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
-        const ActRow* a = acts + 4 * g;
-        // Lanes 2t, 2t + 1: sum s_k dot_k, sum s_k bsum_k of activation row t.
-        const __m256i sums = GroupSums(n, [&](int t, __m512i* dots, __m256i* offset_dots) {
-          const int8_t* x = a[t].qs + i * kQKK;
-          *dots = multipliers.Dots(w, x);
-          *offset_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), scales16);
-        });
-        const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), even);
-        acc.Fma(g, i, factors, _mm256_cvtepi32_ps(Q6SumI(sums)));
-      }
-    }
-    acc.Store(out);
+    static_assert(R == 1);
+    const auto* blocks = reinterpret_cast<const Block*>(wrow);
+    Traits::template Loop<NB>(cols / kQKK, acts, out, [&](int64_t i) { return Traits::Unpack(blocks[i]); });
+  }
+
+  // Bytes of one prepared row of `cols` columns (a multiple of 64).
+  static size_t PreparedRowBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * Unpacked::kBytes; }
+
+  // The unpacked super-blocks of one weight row into dst (64-aligned).
+  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
+    const auto* blocks = reinterpret_cast<const Block*>(wrow);
+    for (int64_t i = 0; i < cols / kQKK; ++i) Traits::Unpack(blocks[i]).Store(dst + i * Unpacked::kBytes);
+  }
+
+  template <int NB>
+  static void PreparedTile(const uint8_t* prepared, int64_t cols, const ActRow* acts, float* out) {
+    Traits::template Loop<NB>(cols / kQKK, acts, out,
+                              [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); });
   }
 };
 
-using Q4KKernel = ScaleMinKernel512<false>;
-using Q5KKernel = ScaleMinKernel512<true>;
-using Q6KKernel = Q6KKernel512;
+using Q4KKernel = KQuant512Kernel<ScaleMinTraits<false>>;
+using Q5KKernel = KQuant512Kernel<ScaleMinTraits<true>>;
+using Q6KKernel = KQuant512Kernel<Q6Traits>;
 
 #endif  // AVX3 / AVX3_DL
 

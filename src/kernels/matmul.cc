@@ -25,6 +25,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/gemm_float-inl.h"
@@ -41,6 +42,7 @@
 
 #ifndef CAIRN_KERNELS_MATMUL_ONCE_
 #define CAIRN_KERNELS_MATMUL_ONCE_
+#include "core/aligned_buffer.h"
 #include "core/error.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
@@ -95,33 +97,55 @@ HWY_INLINE void CallTile(const MatrixView& w, int64_t r, const Act* acts, float*
   }
 }
 
-// out[i * nb + b] for the R rows starting at r; nb in [1, kMax].
-template <class Kernel, int R, int kMax, class Act>
-HWY_INLINE void TileSwitch(const MatrixView& w, int64_t r, const Act* acts, int nb, float* out) {
+// call(std::integral_constant<int, nb>{}) for nb in [1, kMax] (kMax 4 or 8):
+// kernels take the activation count as a template argument.
+template <int kMax, class Call>
+HWY_INLINE void SwitchActs(int nb, const Call& call) {
   static_assert(kMax == 4 || kMax == 8);
   switch (nb) {
     case 1:
-      return CallTile<Kernel, R, 1>(w, r, acts, out);
+      return call(std::integral_constant<int, 1>{});
     case 2:
-      return CallTile<Kernel, R, 2>(w, r, acts, out);
+      return call(std::integral_constant<int, 2>{});
     case 3:
-      return CallTile<Kernel, R, 3>(w, r, acts, out);
+      return call(std::integral_constant<int, 3>{});
     case 4:
-      return CallTile<Kernel, R, 4>(w, r, acts, out);
+      return call(std::integral_constant<int, 4>{});
     default:
       break;
   }
   if constexpr (kMax == 8) {
     switch (nb) {
       case 5:
-        return CallTile<Kernel, R, 5>(w, r, acts, out);
+        return call(std::integral_constant<int, 5>{});
       case 6:
-        return CallTile<Kernel, R, 6>(w, r, acts, out);
+        return call(std::integral_constant<int, 6>{});
       case 7:
-        return CallTile<Kernel, R, 7>(w, r, acts, out);
+        return call(std::integral_constant<int, 7>{});
       default:
-        return CallTile<Kernel, R, 8>(w, r, acts, out);
+        return call(std::integral_constant<int, 8>{});
     }
+  }
+}
+
+// out[i * nb + b] for the R rows starting at r; nb in [1, kMax].
+template <class Kernel, int R, int kMax, class Act>
+HWY_INLINE void TileSwitch(const MatrixView& w, int64_t r, const Act* acts, int nb, float* out) {
+  SwitchActs<kMax>(nb, [&](auto n) { CallTile<Kernel, R, decltype(n)::value>(w, r, acts, out); });
+}
+
+// Activation tiles of at most kActs rows over `batch` rows, balanced (e.g.
+// width 12: 6 + 6, not 8 + 4; width 9: 5 + 4, not 8 + 1: small tiles re-read
+// the row block for little work): call(b, nb) per tile.
+template <int kActs, class Call>
+HWY_INLINE void ForEachActTile(int64_t batch, const Call& call) {
+  const int64_t num_tiles = (batch + kActs - 1) / kActs;
+  int64_t b = 0;
+  for (int64_t t = 0; t < num_tiles; ++t) {
+    const int nb =
+        static_cast<int>(std::clamp<int64_t>((batch - b + (num_tiles - t) - 1) / (num_tiles - t), 1, kActs));
+    call(b, nb);
+    b += nb;
   }
 }
 
@@ -131,15 +155,9 @@ void RunRowsTiled(const MatrixView& w, const Act* acts, int64_t batch, float* y,
                   int64_t r1) {
   for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
     const int64_t re = std::min(r1, rb + kRowBlock);
-    // Balanced activation tiles (e.g. width 12: 6 + 6, not 8 + 4; width 9:
-    // 5 + 4, not 8 + 1): small tiles re-read the row block for little work.
-    const int64_t num_tiles = (batch + kActs - 1) / kActs;
-    int64_t b = 0;
-    for (int64_t t = 0; t < num_tiles; ++t) {
-      const int nb = static_cast<int>(
-          std::clamp<int64_t>((batch - b + (num_tiles - t) - 1) / (num_tiles - t), 1, kActs));
+    ForEachActTile<kActs>(batch, [&](int64_t b, int nb) {
       for (int64_t r = rb; r < re;) {
-        float out[kRows * kActs];
+        float out[kRows * kActs] = {};
         // A full tile of kRows rows, else single rows (the block tail, and
         // decode: at width 1 two interleaved weight streams per thread measured
         // ~25% slower than one). Either way y[b][r] gets the same
@@ -155,8 +173,40 @@ void RunRowsTiled(const MatrixView& w, const Act* acts, int64_t batch, float* y,
         }
         r += rows;
       }
-      b += nb;
-    }
+    });
+  }
+}
+
+// Per-thread scratch for prepared weight rows (64-aligned, reused).
+uint8_t* PreparedScratch(size_t bytes) {
+  thread_local AlignedBuffer<uint8_t> scratch;
+  if (scratch.size() < bytes) scratch.Resize(bytes);
+  return scratch.data();
+}
+
+// Kernels with a prepared form (AVX-512 K-quants), widths of two tiles or
+// more: each weight row of a block is unpacked once (Kernel::Prepare) into
+// per-thread scratch, and every activation tile reads it from there
+// (Kernel::PreparedTile: the same operations per (row, activation row) as
+// Tile, so the same bits).
+template <class Kernel>
+void RunRowsPrepared(const MatrixView& w, const ActRow* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
+                     int64_t r1) {
+  constexpr int kActs = Kernel::kMaxActs;
+  const size_t row_bytes = Kernel::PreparedRowBytes(w.cols);
+  uint8_t* prepared = PreparedScratch(static_cast<size_t>(kRowBlock) * row_bytes);
+  for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+    const int64_t re = std::min(r1, rb + kRowBlock);
+    for (int64_t r = rb; r < re; ++r) Kernel::Prepare(w.Row(r), w.cols, prepared + (r - rb) * row_bytes);
+    ForEachActTile<kActs>(batch, [&](int64_t b, int nb) {
+      for (int64_t r = rb; r < re; ++r) {
+        float out[kActs] = {};
+        SwitchActs<kActs>(nb, [&](auto n) {
+          Kernel::template PreparedTile<decltype(n)::value>(prepared + (r - rb) * row_bytes, w.cols, acts + b, out);
+        });
+        for (int j = 0; j < nb; ++j) y[(b + j) * ldy + r] = out[j];
+      }
+    });
   }
 }
 
@@ -171,6 +221,9 @@ void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int6
   // call for the whole row range.
   if constexpr (requires { &Kernel::StreamRows; }) {
     if (batch == 1) return Kernel::StreamRows(w.Row(r0), w.row_stride_bytes, w.cols, acts[0], r1 - r0, y + r0);
+  }
+  if constexpr (requires { &Kernel::Prepare; }) {
+    if (batch > Kernel::kMaxActs) return RunRowsPrepared<Kernel>(w, acts, batch, y, ldy, r0, r1);
   }
   constexpr int kWide = WideActsOf<Kernel>();
   if constexpr (kWide > 0) {
