@@ -33,6 +33,7 @@
 
 #include <hwy/highway.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -69,12 +70,13 @@ HWY_INLINE __m512i OrMasked(__m512i a, __m512i b, __m512i mask) {
   return _mm512_ternarylogic_epi64(a, b, mask, 0xF8);
 }
 
-// Four activation rows t < 4: dots[t] (16 int32 lanes) and other[t] (8 int32
-// lanes) -> [sum dots[0], sum other[0], sum dots[1], sum other[1], ..,
-// sum other[3]] (exact; the layout of ReducePairs4). Folds 128-bit lanes of
-// row pairs, then sums within 128-bit lanes; 21 operations for the four rows,
-// none of them hadd (0.5 per cycle on Zen 4).
-HWY_INLINE __m256i ReduceRows4(const __m512i dots[4], const __m256i other[4]) {
+// Eight activation rows b < 8: dots[b] (16 int32 lanes) and other[b] (8
+// int32 lanes) -> 16 int32 lanes, 128-bit lane t = [sum dots[t], sum other[t],
+// sum dots[t + 4], sum other[t + 4]] (exact integer sums; "row order 8" of
+// PairedScales8 and TileLanes8). Folds 128-bit lanes of row pairs, then of
+// row quads, then sums within 128-bit lanes: 37 operations for the eight
+// rows, none of them hadd (0.5 per cycle on Zen 4).
+HWY_INLINE __m512i ReduceRows8(const __m512i dots[8], const __m256i other[8]) {
   const auto fold_pairs = [](__m512i a, __m512i b) {  // [a folded to 8 lanes | b folded to 8 lanes]
     return _mm512_add_epi32(_mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
                             _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
@@ -84,14 +86,50 @@ HWY_INLINE __m256i ReduceRows4(const __m512i dots[4], const __m256i other[4]) {
                             _mm512_shuffle_i64x2(r01, r23, _MM_SHUFFLE(3, 1, 3, 1)));
   };
   const auto join = [](__m256i a, __m256i b) { return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1); };
-  const __m512i f = fold_rows(fold_pairs(dots[0], dots[1]), fold_pairs(dots[2], dots[3]));
-  const __m512i h = fold_rows(join(other[0], other[1]), join(other[2], other[3]));
-  // Per 128-bit lane: [f0 + f2, h0 + h2, f1 + f3, h1 + h3], then its two halves added.
-  const __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi32(f, h), _mm512_unpackhi_epi32(f, h));
-  const __m512i r = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, _MM_PERM_BADC));
-  const __m512i take = _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(take, r));
+  // 128-bit lane t: [f0 + f2, h0 + h2, f1 + f3, h1 + h3] of row t (rows q .. q + 3).
+  const auto quad = [&](int q) {
+    const __m512i f = fold_rows(fold_pairs(dots[q], dots[q + 1]), fold_pairs(dots[q + 2], dots[q + 3]));
+    const __m512i h = fold_rows(join(other[q], other[q + 1]), join(other[q + 2], other[q + 3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi32(f, h), _mm512_unpackhi_epi32(f, h));
+  };
+  const __m512i lo = quad(0), hi = quad(4);
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi));
 }
+
+// The F32 lane of activation row b (< 8) and its pair partner in "row order 8".
+constexpr int RowLane8(int b) { return 4 * (b % 4) + 2 * (b / 4); }
+
+// Super-block i's activation scales of the NB rows at acts, each twice, in
+// row order 8 (missing rows: 0).
+template <int NB>
+HWY_INLINE __m512 PairedScales8(const ActRow* acts, int64_t i) {
+  alignas(64) float dx[16] = {};
+  for (int b = 0; b < NB; ++b) dx[RowLane8(b)] = dx[RowLane8(b) + 1] = acts[b].d[i];
+  return _mm512_load_ps(dx);
+}
+
+// Lane accumulators of up to eight activation rows, one 16-lane vector per
+// lane pair k = i mod 4 (row order 8: lanes RowLane8(b), + 1 are row b's
+// lanes 2k, 2k + 1 of dot_ref.h), in L1.
+struct TileLanes8 {
+  alignas(64) float v[4][16] = {};
+
+  HWY_INLINE void Fma(int64_t i, __m512 factors, __m512 sums) {
+    float* lanes = v[i % 4];
+    _mm512_store_ps(lanes, _mm512_fmadd_ps(factors, sums, _mm512_load_ps(lanes)));
+  }
+
+  // out[b] = ReduceLanes8 of row b's eight lanes, with its additions
+  // (TileLanes::Store): (v0 + v2) + (v1 + v3) lane by lane, then each lane pair.
+  template <int NB>
+  HWY_INLINE void Store(float* out) const {
+    const __m512 u = _mm512_add_ps(_mm512_add_ps(_mm512_load_ps(v[0]), _mm512_load_ps(v[2])),
+                                   _mm512_add_ps(_mm512_load_ps(v[1]), _mm512_load_ps(v[3])));
+    alignas(64) float r[16];
+    _mm512_store_ps(r, _mm512_add_ps(u, _mm512_permute_ps(u, _MM_SHUFFLE(2, 3, 0, 1))));
+    for (int b = 0; b < NB; ++b) out[b] = r[RowLane8(b)];
+  }
+};
 
 // Q4_K / Q5_K: the levels of one super-block in kQ8KX order: w[u] lane j =
 // levels 8u .. 8u + 7 of sub-block j, i.e. the low (j even) or high (j odd)
@@ -232,21 +270,21 @@ struct Q6Multipliers {
 };
 #endif
 
-// Calls row(t, dots, other) for the n (<= 4) activation rows t of a group
-// and returns ReduceRows4 of their vectors (missing rows: 0).
-template <class Row>
-HWY_INLINE __m256i GroupSums(int n, const Row& row) {
-  __m512i dots[4];
-  __m256i other[4];
-  for (int t = 0; t < 4; ++t) {
-    if (t < n) {
-      row(t, &dots[t], &other[t]);
+// Calls row(b, dots, other) for the NB activation rows b and returns
+// ReduceRows8 of their vectors (missing rows: 0).
+template <int NB, class Row>
+HWY_INLINE __m512i RowSums8(const Row& row) {
+  __m512i dots[8];
+  __m256i other[8];
+  for (int b = 0; b < 8; ++b) {
+    if (b < NB) {
+      row(b, &dots[b], &other[b]);
     } else {
-      dots[t] = _mm512_setzero_si512();
-      other[t] = _mm256_setzero_si256();
+      dots[b] = _mm512_setzero_si512();
+      other[b] = _mm256_setzero_si256();
     }
   }
-  return ReduceRows4(dots, other);
+  return ReduceRows8(dots, other);
 }
 
 // One super-block unpacked for the tile loop (levels in kQ8KX order,
@@ -306,62 +344,54 @@ HWY_INLINE Q6Unpacked UnpackQ6(const BlockQ6K& block) {
   return u;
 }
 
-// The tile loop over `blocks` super-blocks for NB activation rows;
-// unpacked(i) gives super-block i (unpacked now, or loaded from a prepared
-// row).
-template <int NB, class GetUnpacked>
-HWY_INLINE void ScaleMinTileLoop(int64_t blocks, const ActRow* acts, float* out, const GetUnpacked& unpacked) {
+// The tile loop over super-blocks [i0, i1) for NB activation rows into
+// acc; unpacked(i) gives super-block i (unpacked now, or loaded from a
+// prepared row), scales(i) PairedScales8 (computed now, or prepared per
+// activation tile). A row's super-blocks may come in several ranges (in
+// order): the accumulators carry over, so the operations are the same.
+template <int NB, class GetUnpacked, class GetScales>
+HWY_INLINE void ScaleMinTileLoop(int64_t i0, int64_t i1, const ActRow* acts, TileLanes8& acc,
+                                 const GetUnpacked& unpacked, const GetScales& scales) {
   static_assert(NB >= 1 && NB <= kKQuantMaxActs);
-  constexpr int kGroups = TileLanes<NB>::kGroups;
-  const __m256 negate_odd =
-      _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
-  TileLanes<NB> acc;
-  for (int64_t i = 0; i < blocks; ++i) {
+  const __m512 negate_odd = _mm512_castsi512_ps(_mm512_set1_epi64(int64_t{INT32_MIN} << 32));
+  for (int64_t i = i0; i < i1; ++i) {
     const ScaleMinUnpacked u = unpacked(i);
     const __m256i mins16 = _mm512_castsi512_si256(u.extra[0]);
-    const __m256 d_dmin = _mm256_castsi256_ps(_mm512_extracti64x4_epi64(u.extra[0], 1));
-    for (int g = 0; g < kGroups; ++g) {
-      const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
-      const ActRow* a = acts + 4 * g;
-      // Lanes 2t, 2t + 1: sumi, summ of activation row t (exact).
-      const __m256i sums = GroupSums(n, [&](int t, __m512i* dots, __m256i* min_dots) {
-        *dots = u.mult.Dots(u.w, a[t].qs + i * kQKK);
-        *min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), mins16);
-      });
-      // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the reference).
-      const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), d_dmin), negate_odd);
-      acc.Fma(g, i, factors, _mm256_cvtepi32_ps(sums));
-    }
+    // [d, dmin, d, dmin, ..] in all 16 lanes.
+    const __m512 d_dmin = _mm512_castsi512_ps(_mm512_shuffle_i64x2(u.extra[0], u.extra[0], _MM_SHUFFLE(3, 2, 3, 2)));
+    // Row order 8: sumi, summ of each row (exact).
+    const __m512i sums = RowSums8<NB>([&](int b, __m512i* dots, __m256i* min_dots) {
+      *dots = u.mult.Dots(u.w, acts[b].qs + i * kQKK);
+      *min_dots = _mm256_madd_epi16(LoadBytes32(acts[b].bsums + i * 16), mins16);
+    });
+    // dx * d, -(dx * dmin) (one rounding each, as the reference).
+    const __m512 factors = _mm512_xor_ps(_mm512_mul_ps(scales(i), d_dmin), negate_odd);
+    acc.Fma(i, factors, _mm512_cvtepi32_ps(sums));
   }
-  acc.Store(out);
 }
 
 // Q6_K: sumi = sum_k s_k dot(q_k, x_k) - 32 sum_k s_k bsum_k, then
 // acc = fma(dx * d, sumi, acc) in lane 2k (odd lanes +0), as Q6KKernelAvx2.
-template <int NB, class GetUnpacked>
-HWY_INLINE void Q6TileLoop(int64_t blocks, const ActRow* acts, float* out, const GetUnpacked& unpacked) {
+template <int NB, class GetUnpacked, class GetScales>
+HWY_INLINE void Q6TileLoop(int64_t i0, int64_t i1, const ActRow* acts, TileLanes8& acc, const GetUnpacked& unpacked,
+                           const GetScales& scales) {
   static_assert(NB >= 1 && NB <= kKQuantMaxActs);
-  constexpr int kGroups = TileLanes<NB>::kGroups;
   // Odd lanes: +0 * (the offset sums) keeps them +0, as in the reference.
-  const __m256 even = _mm256_castsi256_ps(_mm256_set_epi32(0, -1, 0, -1, 0, -1, 0, -1));
-  TileLanes<NB> acc;
-  for (int64_t i = 0; i < blocks; ++i) {
+  const __m512 even = _mm512_castsi512_ps(_mm512_set1_epi64(0xFFFFFFFF));
+  for (int64_t i = i0; i < i1; ++i) {
     const Q6Unpacked u = unpacked(i);
     const __m256i scales16 = _mm512_castsi512_si256(u.extra[0]);
-    const __m256 d = _mm256_castsi256_ps(_mm512_extracti64x4_epi64(u.extra[0], 1));
-    for (int g = 0; g < kGroups; ++g) {
-      const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
-      const ActRow* a = acts + 4 * g;
-      // Lanes 2t, 2t + 1: sum s_k dot_k, sum s_k bsum_k of activation row t.
-      const __m256i sums = GroupSums(n, [&](int t, __m512i* dots, __m256i* offset_dots) {
-        *dots = u.mult.Dots(u.w, a[t].qs + i * kQKK);
-        *offset_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), scales16);
-      });
-      const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), even);
-      acc.Fma(g, i, factors, _mm256_cvtepi32_ps(Q6SumI(sums)));
-    }
+    const __m512 d = _mm512_castsi512_ps(_mm512_shuffle_i64x2(u.extra[0], u.extra[0], _MM_SHUFFLE(3, 2, 3, 2)));
+    // Row order 8: sum s_k dot_k, sum s_k bsum_k of each row.
+    const __m512i sums = RowSums8<NB>([&](int b, __m512i* dots, __m256i* offset_dots) {
+      *dots = u.mult.Dots(u.w, acts[b].qs + i * kQKK);
+      *offset_dots = _mm256_madd_epi16(LoadBytes32(acts[b].bsums + i * 16), scales16);
+    });
+    // Even lanes: sumi = sum_dots - 32 * sum_offset (exact).
+    const __m512i sumi = _mm512_sub_epi32(sums, _mm512_slli_epi32(_mm512_srli_epi64(sums, 32), 5));
+    const __m512 factors = _mm512_and_ps(_mm512_mul_ps(scales(i), d), even);
+    acc.Fma(i, factors, _mm512_cvtepi32_ps(sumi));
   }
-  acc.Store(out);
 }
 
 // Per type: the block, its unpacked form, the decode kernel and the tile loop.
@@ -371,9 +401,10 @@ struct ScaleMinTraits {
   using Unpacked = ScaleMinUnpacked;
   using Decode = ScaleMinKernel<kFiveBit>;
   static Unpacked Unpack(const Block& block) { return UnpackScaleMin<kFiveBit>(block); }
-  template <int NB, class Get>
-  static void Loop(int64_t blocks, const ActRow* acts, float* out, const Get& get) {
-    ScaleMinTileLoop<NB>(blocks, acts, out, get);
+  template <int NB, class Get, class Scales>
+  static void Loop(int64_t i0, int64_t i1, const ActRow* acts, TileLanes8& acc, const Get& get,
+                   const Scales& scales) {
+    ScaleMinTileLoop<NB>(i0, i1, acts, acc, get, scales);
   }
 };
 
@@ -382,9 +413,10 @@ struct Q6Traits {
   using Unpacked = Q6Unpacked;
   using Decode = Q6KKernelAvx2;
   static Unpacked Unpack(const Block& block) { return UnpackQ6(block); }
-  template <int NB, class Get>
-  static void Loop(int64_t blocks, const ActRow* acts, float* out, const Get& get) {
-    Q6TileLoop<NB>(blocks, acts, out, get);
+  template <int NB, class Get, class Scales>
+  static void Loop(int64_t i0, int64_t i1, const ActRow* acts, TileLanes8& acc, const Get& get,
+                   const Scales& scales) {
+    Q6TileLoop<NB>(i0, i1, acts, acc, get, scales);
   }
 };
 
@@ -410,8 +442,26 @@ struct KQuant512Kernel {
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
     static_assert(R == 1);
     const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    Traits::template Loop<NB>(cols / kQKK, acts, out, [&](int64_t i) { return Traits::Unpack(blocks[i]); });
+    TileLanes8 acc;
+    Traits::template Loop<NB>(
+        0, cols / kQKK, acts, acc, [&](int64_t i) { return Traits::Unpack(blocks[i]); },
+        [&](int64_t i) { return PairedScales8<NB>(acts, i); });
+    acc.Store<NB>(out);
   }
+
+  // Prefill (matmul.cc's RunRowsPrepared): kPreparedRows weight rows are
+  // unpacked once (Prepare) for every activation tile, whose scales are
+  // arranged once (PrepareActs); the tiles then walk the columns in chunks
+  // of kPreparedChunk super-blocks, all the rows per chunk, so that the
+  // rows' unpacked chunks (4 x 6 x 384 bytes) and the tile's activations
+  // (8 x 1536 bytes) stay in L1 together. With 16 rows and whole rows the
+  // two together overflowed L1 (8 x 1536 columns: 36 KB + 12 KB), and a
+  // load-bound kernel measured 20-30% slower.
+  static constexpr int kPreparedRows = 4;
+  static constexpr int64_t kPreparedChunk = 6;
+  using Accumulators = TileLanes8;
+
+  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
 
   // Bytes of one prepared row of `cols` columns (a multiple of 64).
   static size_t PreparedRowBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * Unpacked::kBytes; }
@@ -422,10 +472,30 @@ struct KQuant512Kernel {
     for (int64_t i = 0; i < cols / kQKK; ++i) Traits::Unpack(blocks[i]).Store(dst + i * Unpacked::kBytes);
   }
 
+  // Bytes of one activation tile's prepared scales (a multiple of 64).
+  static size_t PreparedActBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * 64; }
+
+  // PairedScales8 of every super-block of the nb activation rows at acts into dst (64-aligned).
+  static void PrepareActs(const ActRow* acts, int nb, int64_t cols, uint8_t* dst) {
+    auto* dx = reinterpret_cast<float*>(dst);
+    for (int64_t i = 0; i < cols / kQKK; ++i, dx += 16) {
+      std::fill(dx, dx + 16, 0.0f);
+      for (int b = 0; b < nb; ++b) dx[RowLane8(b)] = dx[RowLane8(b) + 1] = acts[b].d[i];
+    }
+  }
+
+  // Super-blocks [i0, i1) of a prepared row against the tile's NB activation rows, into acc.
   template <int NB>
-  static void PreparedTile(const uint8_t* prepared, int64_t cols, const ActRow* acts, float* out) {
-    Traits::template Loop<NB>(cols / kQKK, acts, out,
-                              [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); });
+  static void PreparedTile(const uint8_t* prepared, const uint8_t* prepared_acts, int64_t i0, int64_t i1,
+                           const ActRow* acts, Accumulators& acc) {
+    Traits::template Loop<NB>(
+        i0, i1, acts, acc, [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); },
+        [&](int64_t i) { return _mm512_load_ps(prepared_acts + 64 * i); });
+  }
+
+  template <int NB>
+  static void StoreTile(const Accumulators& acc, float* out) {
+    acc.Store<NB>(out);
   }
 };
 

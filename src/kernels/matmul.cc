@@ -185,27 +185,49 @@ uint8_t* PreparedScratch(size_t bytes) {
 }
 
 // Kernels with a prepared form (AVX-512 K-quants), widths of two tiles or
-// more: each weight row of a block is unpacked once (Kernel::Prepare) into
-// per-thread scratch, and every activation tile reads it from there
-// (Kernel::PreparedTile: the same operations per (row, activation row) as
-// Tile, so the same bits).
+// more: each group of Kernel::kPreparedRows weight rows is unpacked once
+// (Kernel::Prepare) into per-thread scratch, and every activation tile reads
+// it from there, with the tiles' activation scales arranged once per call
+// (Kernel::PrepareActs). A tile walks the columns in chunks of
+// Kernel::kPreparedChunk blocks, all the group's rows per chunk, so the
+// rows' chunks and the tile's activations stay in L1 together; each (row,
+// activation row) keeps its accumulators across chunks and sees its blocks in
+// order, so the operations are Tile's and the bits the same.
 template <class Kernel>
 void RunRowsPrepared(const MatrixView& w, const ActRow* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
                      int64_t r1) {
   constexpr int kActs = Kernel::kMaxActs;
-  const size_t row_bytes = Kernel::PreparedRowBytes(w.cols);
-  uint8_t* prepared = PreparedScratch(static_cast<size_t>(kRowBlock) * row_bytes);
-  for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
-    const int64_t re = std::min(r1, rb + kRowBlock);
-    for (int64_t r = rb; r < re; ++r) Kernel::Prepare(w.Row(r), w.cols, prepared + (r - rb) * row_bytes);
+  constexpr int kRows = Kernel::kPreparedRows;
+  const int64_t blocks = Kernel::Blocks(w.cols);
+  const size_t row_bytes = Kernel::PreparedRowBytes(w.cols), act_bytes = Kernel::PreparedActBytes(w.cols);
+  const int64_t num_tiles = (batch + kActs - 1) / kActs;
+  uint8_t* prepared = PreparedScratch(kRows * row_bytes + static_cast<size_t>(num_tiles) * act_bytes);
+  uint8_t* prepared_acts = prepared + kRows * row_bytes;
+  int64_t tile = 0;
+  ForEachActTile<kActs>(batch, [&](int64_t b, int nb) {
+    Kernel::PrepareActs(acts + b, nb, w.cols, prepared_acts + tile++ * act_bytes);
+  });
+  for (int64_t rb = r0; rb < r1; rb += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(r1 - rb, kRows));
+    for (int i = 0; i < rows; ++i) Kernel::Prepare(w.Row(rb + i), w.cols, prepared + i * row_bytes);
+    tile = 0;
     ForEachActTile<kActs>(batch, [&](int64_t b, int nb) {
-      for (int64_t r = rb; r < re; ++r) {
-        float out[kActs] = {};
-        SwitchActs<kActs>(nb, [&](auto n) {
-          Kernel::template PreparedTile<decltype(n)::value>(prepared + (r - rb) * row_bytes, w.cols, acts + b, out);
-        });
-        for (int j = 0; j < nb; ++j) y[(b + j) * ldy + r] = out[j];
-      }
+      const uint8_t* tile_acts = prepared_acts + tile++ * act_bytes;
+      SwitchActs<kActs>(nb, [&](auto n) {
+        constexpr int NB = decltype(n)::value;
+        typename Kernel::Accumulators acc[kRows];
+        for (int64_t i0 = 0; i0 < blocks; i0 += Kernel::kPreparedChunk) {
+          const int64_t i1 = std::min(blocks, i0 + Kernel::kPreparedChunk);
+          for (int i = 0; i < rows; ++i) {
+            Kernel::template PreparedTile<NB>(prepared + i * row_bytes, tile_acts, i0, i1, acts + b, acc[i]);
+          }
+        }
+        for (int i = 0; i < rows; ++i) {
+          float out[kActs] = {};
+          Kernel::template StoreTile<NB>(acc[i], out);
+          for (int j = 0; j < NB; ++j) y[(b + j) * ldy + rb + i] = out[j];
+        }
+      });
     });
   }
 }
