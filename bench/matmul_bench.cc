@@ -652,8 +652,16 @@ BENCHMARK_CAPTURE(BM_PrefillCols, q6_K, DType::kQ6_K)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_PrefillCols, q8_0, DType::kQ8_0)
+    ->Arg(896)
     ->Arg(1536)
+    ->Arg(4864)
     ->Arg(8960)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
+BENCHMARK_CAPTURE(BM_PrefillCols, q5_0, DType::kQ5_0)
+    ->Arg(896)
+    ->Arg(4864)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);

@@ -457,6 +457,7 @@ struct KQuant512Kernel {
   // (8 x 1536 bytes) stay in L1 together. With 16 rows and whole rows the
   // two together overflowed L1 (8 x 1536 columns: 36 KB + 12 KB), and a
   // load-bound kernel measured 20-30% slower.
+  static constexpr bool kPreparable = true;
   static constexpr int kPreparedRows = 4;
   static constexpr int64_t kPreparedChunk = 6;
   using Accumulators = TileLanes8;
@@ -487,7 +488,7 @@ struct KQuant512Kernel {
   // Super-blocks [i0, i1) of a prepared row against the tile's NB activation rows, into acc.
   template <int NB>
   static void PreparedTile(const uint8_t* prepared, const uint8_t* prepared_acts, int64_t i0, int64_t i1,
-                           const ActRow* acts, Accumulators& acc) {
+                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
     Traits::template Loop<NB>(
         i0, i1, acts, acc, [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); },
         [&](int64_t i) { return _mm512_load_ps(prepared_acts + 64 * i); });

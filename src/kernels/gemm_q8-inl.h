@@ -340,6 +340,18 @@ struct WeightGroup {
   static HWY_INLINE float Reduce(Acc acc) {
     return ReduceLanes8(_mm256_add_ps(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1)));
   }
+
+  // The group as stored in a prepared row (Blocks32Kernel::Prepare): the
+  // eight word vectors, then the scales; kPreparedBytes per group, 64-aligned.
+  static constexpr size_t kPreparedBytes = 9 * 64;
+  HWY_INLINE void Store(uint8_t* p) const {
+    for (int t = 0; t < 8; ++t) _mm512_store_si512(p + 64 * t, words[t]);
+    _mm512_store_ps(p + 8 * 64, dw);
+  }
+  HWY_INLINE void LoadPrepared(const uint8_t* p) {
+    for (int t = 0; t < 8; ++t) words[t] = _mm512_load_si512(p + 64 * t);
+    dw = _mm512_load_ps(p + 8 * 64);
+  }
 };
 
 #else  // AVX2, AVX3: 256-bit vectors, maddubs
@@ -445,6 +457,59 @@ struct Blocks32Kernel {
     for (int b = 0; b < NB; ++b) out[b] = Group::Reduce(acc[b]);
     if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, 1, NB>(wrow, stride, num_blocks, acts, out);
   }
+
+#if HWY_TARGET == HWY_AVX3_DL
+  // Prefill (matmul.cc's RunRowsPrepared; types without a min term): each
+  // weight row's groups are unpacked and transposed once (Prepare) for every
+  // activation tile, instead of once per tile; the tiles walk the groups in
+  // chunks of kPreparedChunk, kPreparedRows rows per chunk (the rows' chunks,
+  // 4 x 2 x 576 bytes, and the tile's activations stay in L1). Same
+  // operations per (row, activation row) as Tile, in the same order.
+  static constexpr bool kPreparable = !HasMinTerm<Levels>();
+  static constexpr int kPreparedRows = 4;
+  static constexpr int64_t kPreparedChunk = 2;
+  struct Accumulators {
+    typename Group::Acc acc[kMaxActs];
+    Accumulators() {
+      for (auto& a : acc) a = Group::Zero();
+    }
+  };
+
+  // Groups of 16 blocks per row (the last one may be partial).
+  static int64_t Blocks(int64_t cols) { return (cols / kQK + Group::kBlocks - 1) / Group::kBlocks; }
+  static size_t PreparedRowBytes(int64_t cols) {
+    return static_cast<size_t>(Blocks(cols)) * Group::kPreparedBytes;
+  }
+  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
+    const int64_t num_blocks = cols / kQK;
+    Group w;
+    for (int64_t g = 0; g < Blocks(cols); ++g) {
+      const int64_t k = g * Group::kBlocks;
+      w.Load(wrow, k, static_cast<int>(std::min<int64_t>(Group::kBlocks, num_blocks - k)));
+      w.Store(dst + g * Group::kPreparedBytes);
+    }
+  }
+  // The activations need nothing more per tile.
+  static size_t PreparedActBytes(int64_t) { return 0; }
+  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
+
+  // Groups [g0, g1) of a prepared row against the tile's NB activation rows, into acc.
+  template <int NB>
+  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t g0, int64_t g1,
+                           int64_t cols, const ActRow* acts, Accumulators& acc) {
+    Group w;
+    for (int64_t g = g0; g < g1; ++g) {
+      w.LoadPrepared(prepared + g * Group::kPreparedBytes);
+      const int64_t k = g * Group::kBlocks;
+      const int n = static_cast<int>(std::min<int64_t>(Group::kBlocks, cols / kQK - k));
+      for (int b = 0; b < NB; ++b) w.Accumulate(acc.acc[b], acts[b], k, n);
+    }
+  }
+  template <int NB>
+  static void StoreTile(const Accumulators& acc, float* out) {
+    for (int b = 0; b < NB; ++b) out[b] = Group::Reduce(acc.acc[b]);
+  }
+#endif
 };
 
 using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;

@@ -79,6 +79,13 @@ constexpr int MaxActsOf() {
   return 4;
 }
 
+// Whether the kernel has a prepared form for prefill (RunRowsPrepared).
+template <class Kernel>
+constexpr bool IsPreparable() {
+  if constexpr (requires { Kernel::kPreparable; }) return Kernel::kPreparable;
+  return false;
+}
+
 // Optional 1-row tile for verification widths (kWideActs activation rows);
 // 0 if the kernel has none.
 template <class Kernel>
@@ -219,7 +226,8 @@ void RunRowsPrepared(const MatrixView& w, const ActRow* acts, int64_t batch, flo
         for (int64_t i0 = 0; i0 < blocks; i0 += Kernel::kPreparedChunk) {
           const int64_t i1 = std::min(blocks, i0 + Kernel::kPreparedChunk);
           for (int i = 0; i < rows; ++i) {
-            Kernel::template PreparedTile<NB>(prepared + i * row_bytes, tile_acts, i0, i1, acts + b, acc[i]);
+            Kernel::template PreparedTile<NB>(prepared + i * row_bytes, tile_acts, i0, i1, w.cols, acts + b,
+                                              acc[i]);
           }
         }
         for (int i = 0; i < rows; ++i) {
@@ -244,7 +252,7 @@ void RunRows(const MatrixView& w, const Act* acts, int64_t batch, float* y, int6
   if constexpr (requires { &Kernel::StreamRows; }) {
     if (batch == 1) return Kernel::StreamRows(w.Row(r0), w.row_stride_bytes, w.cols, acts[0], r1 - r0, y + r0);
   }
-  if constexpr (requires { &Kernel::Prepare; }) {
+  if constexpr (IsPreparable<Kernel>()) {
     if (batch > Kernel::kMaxActs) return RunRowsPrepared<Kernel>(w, acts, batch, y, ldy, r0, r1);
   }
   constexpr int kWide = WideActsOf<Kernel>();
