@@ -5,7 +5,8 @@
 // Per super-block the integer sums (sumi, summ of dot_ref.h) are exact, so
 // any SIMD grouping gives the same integers; the F32 operations are the
 // reference's: super-block i feeds lanes 2k, 2k + 1 (k = i mod 4) of eight
-// lane accumulators, reduced by ReduceLanes8. x86 targets:
+// lane accumulators, reduced by ReduceLanes8. x86 targets (tiles: AVX2 only,
+// AVX-512 has gemm_kquant_avx512-inl.h; decode: all three):
 // * widths 2..8 unpack the levels of one super-block once into eight 32-byte
 //   registers and reuse them for every activation row (maddubs: unsigned
 //   levels x signed activations, then madd with the 16-bit sub-block
