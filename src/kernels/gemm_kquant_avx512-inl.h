@@ -353,7 +353,7 @@ template <int NB, class GetUnpacked, class GetScales>
 HWY_INLINE void ScaleMinTileLoop(int64_t i0, int64_t i1, const ActRow* acts, TileLanes8& acc,
                                  const GetUnpacked& unpacked, const GetScales& scales) {
   static_assert(NB >= 1 && NB <= kKQuantMaxActs);
-  const __m512 negate_odd = _mm512_castsi512_ps(_mm512_set1_epi64(int64_t{INT32_MIN} << 32));
+  const __m512 negate_odd = _mm512_castsi512_ps(_mm512_set1_epi64(static_cast<int64_t>(0x8000000000000000ull)));
   for (int64_t i = i0; i < i1; ++i) {
     const ScaleMinUnpacked u = unpacked(i);
     const __m256i mins16 = _mm512_castsi512_si256(u.extra[0]);
