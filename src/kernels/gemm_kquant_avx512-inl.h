@@ -192,6 +192,23 @@ HWY_INLINE __m512i SpreadScales32(__m512i v) {
   return _mm512_permutexvar_epi32(_mm512_loadu_si512(kIndex.data()), v);
 }
 
+// N 64-byte multiplier vectors (Q4_K / Q5_K: 1, Q6_K: 2), built per ISA
+// below; stored in a prepared row vector by vector (aligned).
+template <int N>
+struct Multipliers {
+  __m512i v[N];
+  static Multipliers Load(const uint8_t* p) {
+    Multipliers m;
+    for (int k = 0; k < N; ++k) m.v[k] = _mm512_load_si512(p + 64 * k);
+    return m;
+  }
+  void Store(uint8_t* p) const {
+    for (int k = 0; k < N; ++k) _mm512_store_si512(p + 64 * k, v[k]);
+  }
+};
+using ScaleMinMultipliers = Multipliers<1>;
+using Q6Multipliers = Multipliers<2>;
+
 #if HWY_TARGET == HWY_AVX3_DL
 // VNNI: dpbusd accumulates the four products of each 32-bit lane straight
 // into int32 (no int16 step), so the levels of a sub-block need no 16-bit
@@ -206,68 +223,47 @@ HWY_INLINE __m512i DotLanes(const __m512i w[4], int u0, int n, const int8_t* x) 
   return acc;
 }
 
-// Q4_K / Q5_K multipliers: int32 lanes 2j, 2j + 1 = scale j.
-struct ScaleMinMultipliers {
-  __m512i scales;
-  static ScaleMinMultipliers Of(const KScales& sc) {
-    return {SpreadScales32<0, 1>(_mm512_cvtepu16_epi32(sc.sc16))};
-  }
-  static ScaleMinMultipliers Load(const uint8_t* p) { return {_mm512_load_si512(p)}; }
-  void Store(uint8_t* p) const { _mm512_store_si512(p, scales); }
-  HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
-    return _mm512_mullo_epi32(DotLanes(w, 0, 4, x), scales);
-  }
-};
+// Q4_K / Q5_K: int32 lanes 2j, 2j + 1 = scale j.
+HWY_INLINE ScaleMinMultipliers ScaleMinMultipliersOf(const KScales& sc) {
+  return {{SpreadScales32<0, 1>(_mm512_cvtepu16_epi32(sc.sc16))}};
+}
 
-// Q6_K multipliers: int32 lanes 2j, 2j + 1 = scale 2j (first) / 2j + 1 (second).
-struct Q6Multipliers {
-  __m512i first, second;
-  static Q6Multipliers Of(const BlockQ6K& block) {
-    const __m512i s32 = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
-    return {SpreadScales32<0, 2>(s32), SpreadScales32<1, 2>(s32)};
-  }
-  static Q6Multipliers Load(const uint8_t* p) { return {_mm512_load_si512(p), _mm512_load_si512(p + 64)}; }
-  void Store(uint8_t* p) const {
-    _mm512_store_si512(p, first);
-    _mm512_store_si512(p + 64, second);
-  }
-  HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
-    return _mm512_add_epi32(_mm512_mullo_epi32(DotLanes(w, 0, 2, x), first),
-                            _mm512_mullo_epi32(DotLanes(w, 2, 2, x), second));
-  }
-};
+// Q6_K: int32 lanes 2j, 2j + 1 = scale 2j (v[0]) / 2j + 1 (v[1]).
+HWY_INLINE Q6Multipliers Q6MultipliersOf(const BlockQ6K& block) {
+  const __m512i s32 = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
+  return {{SpreadScales32<0, 2>(s32), SpreadScales32<1, 2>(s32)}};
+}
+
+// Per sub-block j (lanes 2j, 2j + 1): scale_j * partial dots (sum: sumi).
+HWY_INLINE __m512i ScaleMinDots(const ScaleMinMultipliers& m, const __m512i w[4], const int8_t* x) {
+  return _mm512_mullo_epi32(DotLanes(w, 0, 4, x), m.v[0]);
+}
+
+HWY_INLINE __m512i Q6ScaledDots(const Q6Multipliers& m, const __m512i w[4], const int8_t* x) {
+  return _mm512_add_epi32(_mm512_mullo_epi32(DotLanes(w, 0, 2, x), m.v[0]),
+                          _mm512_mullo_epi32(DotLanes(w, 2, 2, x), m.v[1]));
+}
 #else
 // AVX-512BW: maddubs to int16 (each lane adds the products of one sub-block),
 // then madd with int16 multipliers.
 
-// Q4_K / Q5_K multipliers: int16 lanes 4j .. 4j + 3 = scale j.
-struct ScaleMinMultipliers {
-  __m512i scales;
-  static ScaleMinMultipliers Of(const KScales& sc) { return {SpreadScales<0, 1>(sc.sc16)}; }
-  static ScaleMinMultipliers Load(const uint8_t* p) { return {_mm512_load_si512(p)}; }
-  void Store(uint8_t* p) const { _mm512_store_si512(p, scales); }
-  HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
-    return _mm512_madd_epi16(_mm512_add_epi16(PairProducts(w, 0, x), PairProducts(w, 2, x)), scales);
-  }
-};
+// Q4_K / Q5_K: int16 lanes 4j .. 4j + 3 = scale j.
+HWY_INLINE ScaleMinMultipliers ScaleMinMultipliersOf(const KScales& sc) { return {{SpreadScales<0, 1>(sc.sc16)}}; }
 
-// Q6_K multipliers: int16 lanes 4j .. 4j + 3 = scale 2j (first) / 2j + 1 (second).
-struct Q6Multipliers {
-  __m512i first, second;
-  static Q6Multipliers Of(const BlockQ6K& block) {
-    const __m256i scales16 = Q6Scales16(block);
-    return {SpreadScales<0, 2>(scales16), SpreadScales<1, 2>(scales16)};
-  }
-  static Q6Multipliers Load(const uint8_t* p) { return {_mm512_load_si512(p), _mm512_load_si512(p + 64)}; }
-  void Store(uint8_t* p) const {
-    _mm512_store_si512(p, first);
-    _mm512_store_si512(p + 64, second);
-  }
-  HWY_INLINE __m512i Dots(const __m512i w[4], const int8_t* x) const {
-    return _mm512_add_epi32(_mm512_madd_epi16(PairProducts(w, 0, x), first),
-                            _mm512_madd_epi16(PairProducts(w, 2, x), second));
-  }
-};
+// Q6_K: int16 lanes 4j .. 4j + 3 = scale 2j (v[0]) / 2j + 1 (v[1]).
+HWY_INLINE Q6Multipliers Q6MultipliersOf(const BlockQ6K& block) {
+  const __m256i scales16 = Q6Scales16(block);
+  return {{SpreadScales<0, 2>(scales16), SpreadScales<1, 2>(scales16)}};
+}
+
+HWY_INLINE __m512i ScaleMinDots(const ScaleMinMultipliers& m, const __m512i w[4], const int8_t* x) {
+  return _mm512_madd_epi16(_mm512_add_epi16(PairProducts(w, 0, x), PairProducts(w, 2, x)), m.v[0]);
+}
+
+HWY_INLINE __m512i Q6ScaledDots(const Q6Multipliers& m, const __m512i w[4], const int8_t* x) {
+  return _mm512_add_epi32(_mm512_madd_epi16(PairProducts(w, 0, x), m.v[0]),
+                          _mm512_madd_epi16(PairProducts(w, 2, x), m.v[1]));
+}
 #endif
 
 // Calls row(b, dots, other) for the NB activation rows b and returns
@@ -323,7 +319,7 @@ HWY_INLINE ScaleMinUnpacked UnpackScaleMin(const Block& block) {
   ScaleMinLevels<kFiveBit>(block, u.w);
   KScales sc;
   const __m256i mins16 = UnpackKScales(block.scales, &sc);
-  u.mult = ScaleMinMultipliers::Of(sc);
+  u.mult = ScaleMinMultipliersOf(sc);
   const float d = _cvtsh_ss(LoadHalfBits(block.d));
   const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
   const __m256 d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
@@ -338,7 +334,7 @@ static_assert(sizeof(Q6Unpacked) == Q6Unpacked::kBytes);
 HWY_INLINE Q6Unpacked UnpackQ6(const BlockQ6K& block) {
   Q6Unpacked u;
   Q6Levels(block, u.w);
-  u.mult = Q6Multipliers::Of(block);
+  u.mult = Q6MultipliersOf(block);
   const __m256 d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
   u.extra[0] = _mm512_inserti64x4(_mm512_castsi256_si512(Q6Scales16(block)), _mm256_castps_si256(d), 1);
   return u;
@@ -361,7 +357,7 @@ HWY_INLINE void ScaleMinTileLoop(int64_t i0, int64_t i1, const ActRow* acts, Til
     const __m512 d_dmin = _mm512_castsi512_ps(_mm512_shuffle_i64x2(u.extra[0], u.extra[0], _MM_SHUFFLE(3, 2, 3, 2)));
     // Row order 8: sumi, summ of each row (exact).
     const __m512i sums = RowSums8<NB>([&](int b, __m512i* dots, __m256i* min_dots) {
-      *dots = u.mult.Dots(u.w, acts[b].qs + i * kQKK);
+      *dots = ScaleMinDots(u.mult, u.w, acts[b].qs + i * kQKK);
       *min_dots = _mm256_madd_epi16(LoadBytes32(acts[b].bsums + i * 16), mins16);
     });
     // dx * d, -(dx * dmin) (one rounding each, as the reference).
@@ -384,7 +380,7 @@ HWY_INLINE void Q6TileLoop(int64_t i0, int64_t i1, const ActRow* acts, TileLanes
     const __m512 d = _mm512_castsi512_ps(_mm512_shuffle_i64x2(u.extra[0], u.extra[0], _MM_SHUFFLE(3, 2, 3, 2)));
     // Row order 8: sum s_k dot_k, sum s_k bsum_k of each row.
     const __m512i sums = RowSums8<NB>([&](int b, __m512i* dots, __m256i* offset_dots) {
-      *dots = u.mult.Dots(u.w, acts[b].qs + i * kQKK);
+      *dots = Q6ScaledDots(u.mult, u.w, acts[b].qs + i * kQKK);
       *offset_dots = _mm256_madd_epi16(LoadBytes32(acts[b].bsums + i * 16), scales16);
     });
     // Even lanes: sumi = sum_dots - 32 * sum_offset (exact).
