@@ -3,9 +3,10 @@
 //
 // Work split: tasks are (value head, column block of the state). A column
 // block is up to 4 vectors of value dims (AVX2: 32 floats -> 128 x 32 x 4 B =
-// 16 KiB of state for d_k = 128), which stays in L1 for the whole token run
-// because value columns evolve independently: the loop is head -> column
-// block -> token -> key row. Per element the operations are exactly the
+// 16 KiB of state for d_k = 128), which stays in L1 (AVX-512: 32 KiB, L1/L2)
+// for the whole token run because value columns evolve independently: the
+// loop is head -> column block -> token -> key row, one pass over the rows
+// per token (RunColumns4). Per element the operations are exactly the
 // literal recurrence (decay, read, delta, write, readout) with FMAs, in an
 // order that does not depend on the block width, the split of the token run
 // or the thread count.
@@ -43,24 +44,49 @@ struct HeadTask {
   int64_t trace_step; // floats between consecutive tokens' trace slots
 };
 
+// Token t's inputs for value columns from j0 of the task's head.
+struct TokenInputs {
+  const float* q;  // key dims
+  const float* k;  // key dims
+  const float* v;  // value dims from j0
+  float alpha, beta;
+};
+
+HWY_INLINE TokenInputs InputsAt(const HeadTask& task, int64_t t, int64_t j0) {
+  const GatedDeltaShape& sh = *task.shape;
+  const GatedDeltaInputs& in = *task.in;
+  const int kh = task.h / (sh.n_v_heads / sh.n_k_heads);
+  return TokenInputs{in.q + t * in.q_stride + kh * sh.d_k, in.k + t * in.k_stride + kh * sh.d_k,
+                     in.v + t * in.v_stride + task.h * sh.d_v + j0, std::exp(in.g[t * sh.n_v_heads + task.h]),
+                     in.beta[t * sh.n_v_heads + task.h]};
+}
+
+// The per-token operations of the literal recurrence on one element s of
+// row i (per column: decay, read, delta, write, readout):
+//   s' = alpha_t s;  m_t += k_t[i] s'          (rows in order)
+//   u_t = beta_t (v_t - m_t)
+//   s = s' + k_t[i] u_t;  o_t += (q_t[i] q_scale) s   (rows in order)
+// The write and readout of token t and the decay and read of token t + 1 run
+// in one pass over the rows (the element's operations and each sum's order
+// are unchanged): the state is loaded and stored once per token instead of
+// twice, and the pass carries eight independent FMA chains (o_t, m_t+1)
+// instead of four. Between tokens the stored rows hold s' of the next token;
+// after the last token, s.
+
+// Token loop for value columns [j0, j0 + 4 * lanes) of head h.
 template <class D>
 HWY_INLINE void RunColumns4(const HeadTask& task, D d, int64_t j0) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const GatedDeltaShape& sh = *task.shape;
-  const GatedDeltaInputs& in = *task.in;
-  const int kh = task.h / (sh.n_v_heads / sh.n_k_heads);
   const int64_t dk = sh.d_k, dv = sh.d_v;
-  for (int64_t t = 0; t < task.n_tokens; ++t) {
-    const float* q = in.q + t * in.q_stride + kh * dk;
-    const float* k = in.k + t * in.k_stride + kh * dk;
-    const float* v = in.v + t * in.v_stride + task.h * dv + j0;
-    const auto alpha = hn::Set(d, std::exp(in.g[t * sh.n_v_heads + task.h]));
-    const auto beta = hn::Set(d, in.beta[t * sh.n_v_heads + task.h]);
-    // Decay and read: S' = alpha S, m = S'^T k.
-    auto m0 = hn::Zero(d), m1 = hn::Zero(d), m2 = hn::Zero(d), m3 = hn::Zero(d);
+  // Decay and read of token 0.
+  TokenInputs cur = InputsAt(task, 0, j0);
+  auto m0 = hn::Zero(d), m1 = hn::Zero(d), m2 = hn::Zero(d), m3 = hn::Zero(d);
+  {
+    const auto alpha = hn::Set(d, cur.alpha);
     for (int64_t i = 0; i < dk; ++i) {
       float* row = task.state + i * dv + j0;
-      const auto ki = hn::Set(d, k[i]);
+      const auto ki = hn::Set(d, cur.k[i]);
       const auto s0 = hn::Mul(alpha, hn::LoadU(d, row));
       const auto s1 = hn::Mul(alpha, hn::LoadU(d, row + lanes));
       const auto s2 = hn::Mul(alpha, hn::LoadU(d, row + 2 * lanes));
@@ -74,41 +100,68 @@ HWY_INLINE void RunColumns4(const HeadTask& task, D d, int64_t j0) {
       m2 = hn::MulAdd(ki, s2, m2);
       m3 = hn::MulAdd(ki, s3, m3);
     }
+  }
+  for (int64_t t = 0; t < task.n_tokens; ++t) {
     // Delta: u = beta (v - m).
-    const auto u0 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v), m0));
-    const auto u1 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v + lanes), m1));
-    const auto u2 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v + 2 * lanes), m2));
-    const auto u3 = hn::Mul(beta, hn::Sub(hn::LoadU(d, v + 3 * lanes), m3));
-    // Write and read out: S = S' + k u^T, o = S^T (q * q_scale).
+    const auto beta = hn::Set(d, cur.beta);
+    const auto u0 = hn::Mul(beta, hn::Sub(hn::LoadU(d, cur.v), m0));
+    const auto u1 = hn::Mul(beta, hn::Sub(hn::LoadU(d, cur.v + lanes), m1));
+    const auto u2 = hn::Mul(beta, hn::Sub(hn::LoadU(d, cur.v + 2 * lanes), m2));
+    const auto u3 = hn::Mul(beta, hn::Sub(hn::LoadU(d, cur.v + 3 * lanes), m3));
+    const bool last = t + 1 == task.n_tokens;
+    const TokenInputs next = last ? cur : InputsAt(task, t + 1, j0);
+    const auto alpha = hn::Set(d, next.alpha);
+    float* trace = task.trace != nullptr ? task.trace + t * task.trace_step : nullptr;
+    // Write and read out token t (S = S' + k u^T, o = S^T (q * q_scale)),
+    // then decay and read token t + 1.
     auto o0 = hn::Zero(d), o1 = hn::Zero(d), o2 = hn::Zero(d), o3 = hn::Zero(d);
+    m0 = m1 = m2 = m3 = hn::Zero(d);
     for (int64_t i = 0; i < dk; ++i) {
       float* row = task.state + i * dv + j0;
-      const auto ki = hn::Set(d, k[i]);
-      const auto qi = hn::Set(d, q[i] * sh.q_scale);
+      const auto ki = hn::Set(d, cur.k[i]);
+      const auto qi = hn::Set(d, cur.q[i] * sh.q_scale);
       const auto s0 = hn::MulAdd(ki, u0, hn::LoadU(d, row));
       const auto s1 = hn::MulAdd(ki, u1, hn::LoadU(d, row + lanes));
       const auto s2 = hn::MulAdd(ki, u2, hn::LoadU(d, row + 2 * lanes));
       const auto s3 = hn::MulAdd(ki, u3, hn::LoadU(d, row + 3 * lanes));
-      hn::StoreU(s0, d, row);
-      hn::StoreU(s1, d, row + lanes);
-      hn::StoreU(s2, d, row + 2 * lanes);
-      hn::StoreU(s3, d, row + 3 * lanes);
       o0 = hn::MulAdd(qi, s0, o0);
       o1 = hn::MulAdd(qi, s1, o1);
       o2 = hn::MulAdd(qi, s2, o2);
       o3 = hn::MulAdd(qi, s3, o3);
+      if (trace != nullptr) {
+        float* tr = trace + i * dv + j0;
+        hn::StoreU(s0, d, tr);
+        hn::StoreU(s1, d, tr + lanes);
+        hn::StoreU(s2, d, tr + 2 * lanes);
+        hn::StoreU(s3, d, tr + 3 * lanes);
+      }
+      if (last) {
+        hn::StoreU(s0, d, row);
+        hn::StoreU(s1, d, row + lanes);
+        hn::StoreU(s2, d, row + 2 * lanes);
+        hn::StoreU(s3, d, row + 3 * lanes);
+      } else {
+        const auto kn = hn::Set(d, next.k[i]);
+        const auto n0 = hn::Mul(alpha, s0);
+        const auto n1 = hn::Mul(alpha, s1);
+        const auto n2 = hn::Mul(alpha, s2);
+        const auto n3 = hn::Mul(alpha, s3);
+        hn::StoreU(n0, d, row);
+        hn::StoreU(n1, d, row + lanes);
+        hn::StoreU(n2, d, row + 2 * lanes);
+        hn::StoreU(n3, d, row + 3 * lanes);
+        m0 = hn::MulAdd(kn, n0, m0);
+        m1 = hn::MulAdd(kn, n1, m1);
+        m2 = hn::MulAdd(kn, n2, m2);
+        m3 = hn::MulAdd(kn, n3, m3);
+      }
     }
     float* o = task.out + t * task.out_stride + task.h * dv + j0;
     hn::StoreU(o0, d, o);
     hn::StoreU(o1, d, o + lanes);
     hn::StoreU(o2, d, o + 2 * lanes);
     hn::StoreU(o3, d, o + 3 * lanes);
-    if (task.trace != nullptr) {
-      float* tr = task.trace + t * task.trace_step;
-      for (int64_t i = 0; i < dk; ++i) {
-        std::memcpy(tr + i * dv + j0, task.state + i * dv + j0, 4 * lanes * sizeof(float));
-      }
-    }
+    cur = next;
   }
 }
 
@@ -117,36 +170,42 @@ HWY_INLINE void RunColumns4(const HeadTask& task, D d, int64_t j0) {
 template <class D>
 HWY_INLINE void RunColumns1(const HeadTask& task, D d, int64_t j0, int64_t width) {
   const GatedDeltaShape& sh = *task.shape;
-  const GatedDeltaInputs& in = *task.in;
-  const int kh = task.h / (sh.n_v_heads / sh.n_k_heads);
   const int64_t dk = sh.d_k, dv = sh.d_v;
   const size_t w = static_cast<size_t>(width);
-  for (int64_t t = 0; t < task.n_tokens; ++t) {
-    const float* q = in.q + t * in.q_stride + kh * dk;
-    const float* k = in.k + t * in.k_stride + kh * dk;
-    const float* v = in.v + t * in.v_stride + task.h * dv + j0;
-    const auto alpha = hn::Set(d, std::exp(in.g[t * sh.n_v_heads + task.h]));
-    const auto beta = hn::Set(d, in.beta[t * sh.n_v_heads + task.h]);
-    auto m = hn::Zero(d);
+  TokenInputs cur = InputsAt(task, 0, j0);
+  auto m = hn::Zero(d);
+  {
+    const auto alpha = hn::Set(d, cur.alpha);
     for (int64_t i = 0; i < dk; ++i) {
       float* row = task.state + i * dv + j0;
       const auto s = hn::Mul(alpha, LoadTail(d, row, w));
       StoreTail(s, d, row, w);
-      m = hn::MulAdd(hn::Set(d, k[i]), s, m);
+      m = hn::MulAdd(hn::Set(d, cur.k[i]), s, m);
     }
-    const auto u = hn::Mul(beta, hn::Sub(LoadTail(d, v, w), m));
+  }
+  for (int64_t t = 0; t < task.n_tokens; ++t) {
+    const auto u = hn::Mul(hn::Set(d, cur.beta), hn::Sub(LoadTail(d, cur.v, w), m));
+    const bool last = t + 1 == task.n_tokens;
+    const TokenInputs next = last ? cur : InputsAt(task, t + 1, j0);
+    const auto alpha = hn::Set(d, next.alpha);
+    float* trace = task.trace != nullptr ? task.trace + t * task.trace_step : nullptr;
     auto o = hn::Zero(d);
+    m = hn::Zero(d);
     for (int64_t i = 0; i < dk; ++i) {
       float* row = task.state + i * dv + j0;
-      const auto s = hn::MulAdd(hn::Set(d, k[i]), u, LoadTail(d, row, w));
-      StoreTail(s, d, row, w);
-      o = hn::MulAdd(hn::Set(d, q[i] * sh.q_scale), s, o);
+      const auto s = hn::MulAdd(hn::Set(d, cur.k[i]), u, LoadTail(d, row, w));
+      o = hn::MulAdd(hn::Set(d, cur.q[i] * sh.q_scale), s, o);
+      if (trace != nullptr) StoreTail(s, d, trace + i * dv + j0, w);
+      if (last) {
+        StoreTail(s, d, row, w);
+      } else {
+        const auto n = hn::Mul(alpha, s);
+        StoreTail(n, d, row, w);
+        m = hn::MulAdd(hn::Set(d, next.k[i]), n, m);
+      }
     }
     StoreTail(o, d, task.out + t * task.out_stride + task.h * dv + j0, w);
-    if (task.trace != nullptr) {
-      float* tr = task.trace + t * task.trace_step;
-      for (int64_t i = 0; i < dk; ++i) std::memcpy(tr + i * dv + j0, task.state + i * dv + j0, w * sizeof(float));
-    }
+    cur = next;
   }
 }
 
