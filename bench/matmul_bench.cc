@@ -44,6 +44,7 @@
 //
 // After the benchmarks a summary prints each target ratio of the issue.
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 #include <time.h>
 
 #include <algorithm>
@@ -749,6 +750,17 @@ void PrintSummary() {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
+  // CAIRN_BENCH_TARGET=AVX2 (or AVX3, ...): time a lower target's kernels on
+  // this CPU (e.g. the AVX2 code on an AVX-512 machine; not a substitute for
+  // an AVX2-only CPU, whose cores differ).
+  if (const char* want = std::getenv("CAIRN_BENCH_TARGET"); want != nullptr) {
+    for (int i = 0; i < 63; ++i) {
+      const int64_t bit = int64_t{1} << i;
+      if ((HWY_TARGETS & bit) != 0 && std::string(hwy::TargetName(bit)) == want) {
+        hwy::SetSupportedTargetsForTest(bit);
+      }
+    }
+  }
   std::printf("MatMul target: %s, threads: %d\n", cairn::kernels::ActiveTargetName().c_str(),
               cairn::kernels::kThreads);
   // The machine's read bandwidth and peaks (a 512 MiB stream, timed loops)

@@ -359,31 +359,56 @@ struct ScaleMinKernel {
         });
   }
 
-  template <int R, int NB>
-  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    constexpr int kGroups = TileLanes<NB>::kGroups;
-    const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    if constexpr (NB == 1) {
-      StreamRows(wrow, 0, cols, acts[0], 1, out);
-      return;
-    }
-    const __m256 negate_odd =
-        _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
-    TileLanes<NB> acc;
-    for (int64_t i = 0; i < cols / kQKK; ++i) {
-      const Block& block = blocks[i];
-      __m256i q[8];
+  // One super-block unpacked for the tile loop: levels in eight registers,
+  // the eight madd multipliers, mins16 and [d, dmin, ..]; stored in a
+  // prepared row as kBytes bytes (64-aligned).
+  struct Unpacked {
+    static constexpr size_t kBytes = 18 * 32;
+    __m256i q[8];
+    __m256i scales[8];
+    __m256i mins16;
+    __m256 d_dmin;
+
+    static HWY_INLINE Unpacked Of(const Block& block) {
+      Unpacked u;
       const __m256i qh = LoadHighBits(block);
-      for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block.qs, qh, g, &q[2 * g], &q[2 * g + 1]);
+      for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block.qs, qh, g, &u.q[2 * g], &u.q[2 * g + 1]);
       KScales sc;
-      const __m256i mins16 = UnpackKScales(block.scales, &sc);
-      // Multipliers of the eight groups in L1 (the levels take the registers).
-      alignas(32) __m256i scales[8];
-      for (int j = 0; j < 8; ++j) scales[j] = sc.Of(j);
+      u.mins16 = UnpackKScales(block.scales, &sc);
+      for (int j = 0; j < 8; ++j) u.scales[j] = sc.Of(j);
       const float d = _cvtsh_ss(LoadHalfBits(block.d));
       const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
-      const __m256 d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
+      u.d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
+      return u;
+    }
+    HWY_INLINE void Store(uint8_t* p) const {
+      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32 * k), q[k]);
+      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 256 + 32 * k), scales[k]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p + 512), mins16);
+      _mm256_store_ps(reinterpret_cast<float*>(p + 544), d_dmin);
+    }
+    static HWY_INLINE Unpacked Load(const uint8_t* p) {
+      Unpacked u;
+      for (int k = 0; k < 8; ++k) u.q[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+      for (int k = 0; k < 8; ++k) {
+        u.scales[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * k));
+      }
+      u.mins16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 512));
+      u.d_dmin = _mm256_load_ps(reinterpret_cast<const float*>(p + 544));
+      return u;
+    }
+  };
+
+  // Super-blocks [i0, i1) for NB activation rows into acc; unpacked(i)
+  // gives super-block i (unpacked now or loaded from a prepared row).
+  template <int NB, class Acc, class GetUnpacked>
+  static HWY_INLINE void TileLoop(int64_t i0, int64_t i1, const ActRow* acts, Acc& acc,
+                                  const GetUnpacked& unpacked) {
+    constexpr int kGroups = TileLanes<NB>::kGroups;
+    const __m256 negate_odd =
+        _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
+    for (int64_t i = i0; i < i1; ++i) {
+      const Unpacked u = unpacked(i);
       for (int g = 0; g < kGroups; ++g) {
         const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
         const ActRow* a = acts + 4 * g;
@@ -392,11 +417,11 @@ struct ScaleMinKernel {
           if (t < n) {
             const __m256i dots = ScaledDots(
                 [&](int k, __m256i* lo, __m256i* hi) {
-                  *lo = q[2 * k];
-                  *hi = q[2 * k + 1];
+                  *lo = u.q[2 * k];
+                  *hi = u.q[2 * k + 1];
                 },
-                [&](int j) { return scales[j]; }, a[t].qs + i * kQKK);
-            const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), mins16);
+                [&](int j) { return u.scales[j]; }, a[t].qs + i * kQKK);
+            const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), u.mins16);
             h[t] = _mm256_hadd_epi32(dots, min_dots);
           } else {
             h[t] = _mm256_setzero_si256();
@@ -405,10 +430,48 @@ struct ScaleMinKernel {
         // Lanes 2t, 2t + 1: sumi, summ of activation row t (exact).
         const __m256 sums = _mm256_cvtepi32_ps(ReducePairs4(h));
         // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the reference).
-        const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), d_dmin), negate_odd);
+        const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), u.d_dmin), negate_odd);
         acc.Fma(g, i, factors, sums);
       }
     }
+  }
+
+  template <int R, int NB>
+  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
+    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
+    if constexpr (NB == 1) {
+      StreamRows(wrow, 0, cols, acts[0], 1, out);
+      return;
+    }
+    const auto* blocks = reinterpret_cast<const Block*>(wrow);
+    TileLanes<NB> acc;
+    TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Unpacked::Of(blocks[i]); });
+    acc.Store(out);
+  }
+
+  // Prefill through matmul.cc's RunRowsPrepared (as the AVX-512 kernels):
+  // four rows unpacked once for every activation tile, the columns walked
+  // in chunks of six super-blocks (four rows' 576-byte super-blocks and the
+  // tile's activations in L1), accumulators carried across chunks.
+  static constexpr bool kPreparable = true;
+  static constexpr int kPreparedRows = 4;
+  static constexpr int64_t kPreparedChunk = 6;
+  using Accumulators = TileLanes<kKQuantMaxActs>;
+  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
+  static size_t PreparedRowBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * Unpacked::kBytes; }
+  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
+    const auto* blocks = reinterpret_cast<const Block*>(wrow);
+    for (int64_t i = 0; i < cols / kQKK; ++i) Unpacked::Of(blocks[i]).Store(dst + i * Unpacked::kBytes);
+  }
+  static size_t PreparedActBytes(int64_t) { return 0; }
+  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
+  template <int NB>
+  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t i0, int64_t i1,
+                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
+    TileLoop<NB>(i0, i1, acts, acc, [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); });
+  }
+  template <int NB>
+  static void StoreTile(const Accumulators& acc, float* out) {
     acc.Store(out);
   }
 };
@@ -527,28 +590,52 @@ struct Q6KKernelAvx2 {
         });
   }
 
-  template <int R, int NB>
-  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    constexpr int kGroups = TileLanes<NB>::kGroups;
-    const auto* blocks = reinterpret_cast<const BlockQ6K*>(wrow);
-    if constexpr (NB == 1) {
-      StreamRows(wrow, 0, cols, acts[0], 1, out);
-      return;
+  using Block = BlockQ6K;
+
+  // One super-block unpacked for the tile loop: levels, the eight madd
+  // multipliers, the scales in order (offset term) and d in every lane.
+  struct Unpacked {
+    static constexpr size_t kBytes = 18 * 32;
+    __m256i q[8];
+    __m256i scales[8];
+    __m256i scales16;
+    __m256 d;
+
+    static HWY_INLINE Unpacked Of(const BlockQ6K& block) {
+      Unpacked u;
+      for (int g = 0; g < 4; ++g) LoadQ6Levels(block, g, &u.q[2 * g], &u.q[2 * g + 1]);
+      const __m256i pairs = Q6ScalePairs(block);
+      for (int v = 0; v < 8; ++v) u.scales[v] = Q6ScaleOf(pairs, v);
+      u.scales16 = Q6Scales16(block);
+      u.d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
+      return u;
     }
-    TileLanes<NB> acc;
+    HWY_INLINE void Store(uint8_t* p) const {
+      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32 * k), q[k]);
+      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 256 + 32 * k), scales[k]);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p + 512), scales16);
+      _mm256_store_ps(reinterpret_cast<float*>(p + 544), d);
+    }
+    static HWY_INLINE Unpacked Load(const uint8_t* p) {
+      Unpacked u;
+      for (int k = 0; k < 8; ++k) u.q[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+      for (int k = 0; k < 8; ++k) {
+        u.scales[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * k));
+      }
+      u.scales16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 512));
+      u.d = _mm256_load_ps(reinterpret_cast<const float*>(p + 544));
+      return u;
+    }
+  };
+
+  template <int NB, class Acc, class GetUnpacked>
+  static HWY_INLINE void TileLoop(int64_t i0, int64_t i1, const ActRow* acts, Acc& acc,
+                                  const GetUnpacked& unpacked) {
+    constexpr int kGroups = TileLanes<NB>::kGroups;
     // Odd lanes: +0 * (the offset sums) keeps them +0, as in the reference.
     const __m256 even = _mm256_castsi256_ps(_mm256_set_epi32(0, -1, 0, -1, 0, -1, 0, -1));
-    for (int64_t i = 0; i < cols / kQKK; ++i) {
-      const BlockQ6K& block = blocks[i];
-      __m256i q[8];
-      for (int g = 0; g < 4; ++g) LoadQ6Levels(block, g, &q[2 * g], &q[2 * g + 1]);
-      // Multipliers of the eight groups in L1 (the levels take the registers).
-      alignas(32) __m256i scales[8];
-      const __m256i pairs = Q6ScalePairs(block);
-      for (int v = 0; v < 8; ++v) scales[v] = Q6ScaleOf(pairs, v);
-      const __m256i scales16 = Q6Scales16(block);
-      const __m256 d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
+    for (int64_t i = i0; i < i1; ++i) {
+      const Unpacked u = unpacked(i);
       for (int g = 0; g < kGroups; ++g) {
         const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
         const ActRow* a = acts + 4 * g;
@@ -557,20 +644,58 @@ struct Q6KKernelAvx2 {
           if (t < n) {
             h[t] = Q6Dots(
                 [&](int k, __m256i* lo, __m256i* hi) {
-                  *lo = q[2 * k];
-                  *hi = q[2 * k + 1];
+                  *lo = u.q[2 * k];
+                  *hi = u.q[2 * k + 1];
                 },
-                [&](int v) { return scales[v]; }, scales16, a[t].qs + i * kQKK, a[t].bsums + i * 16);
+                [&](int v) { return u.scales[v]; }, u.scales16, a[t].qs + i * kQKK, a[t].bsums + i * 16);
           } else {
             h[t] = _mm256_setzero_si256();
           }
         }
         // Lane 2t: sumi of activation row t (exact).
         const __m256i sumi = Q6SumI(ReducePairs4(h));
-        const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), d), even);
+        const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), u.d), even);
         acc.Fma(g, i, factors, _mm256_cvtepi32_ps(sumi));
       }
     }
+  }
+
+  template <int R, int NB>
+  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
+    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
+    if constexpr (NB == 1) {
+      StreamRows(wrow, 0, cols, acts[0], 1, out);
+      return;
+    }
+    const auto* blocks = reinterpret_cast<const BlockQ6K*>(wrow);
+    TileLanes<NB> acc;
+    TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Unpacked::Of(blocks[i]); });
+    acc.Store(out);
+  }
+
+  // Prefill through matmul.cc's RunRowsPrepared (as the AVX-512 kernels):
+  // four rows unpacked once for every activation tile, the columns walked
+  // in chunks of six super-blocks (four rows' 576-byte super-blocks and the
+  // tile's activations in L1), accumulators carried across chunks.
+  static constexpr bool kPreparable = true;
+  static constexpr int kPreparedRows = 4;
+  static constexpr int64_t kPreparedChunk = 6;
+  using Accumulators = TileLanes<kKQuantMaxActs>;
+  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
+  static size_t PreparedRowBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * Unpacked::kBytes; }
+  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
+    const auto* blocks = reinterpret_cast<const Block*>(wrow);
+    for (int64_t i = 0; i < cols / kQKK; ++i) Unpacked::Of(blocks[i]).Store(dst + i * Unpacked::kBytes);
+  }
+  static size_t PreparedActBytes(int64_t) { return 0; }
+  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
+  template <int NB>
+  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t i0, int64_t i1,
+                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
+    TileLoop<NB>(i0, i1, acts, acc, [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); });
+  }
+  template <int NB>
+  static void StoreTile(const Accumulators& acc, float* out) {
     acc.Store(out);
   }
 };
