@@ -31,6 +31,21 @@ HWY_BEFORE_NAMESPACE();
 namespace cairn::kernels {
 namespace HWY_NAMESPACE {
 
+// Stores the decayed row s' (four vectors at row) and adds k_i s' to the
+// read sums m (one FMA chain per vector, rows in order).
+template <class D, class V>
+HWY_INLINE void StoreAndRead4(D d, float* row, int64_t lanes, V ki, V s0, V s1, V s2, V s3, V& m0, V& m1, V& m2,
+                              V& m3) {
+  hn::StoreU(s0, d, row);
+  hn::StoreU(s1, d, row + lanes);
+  hn::StoreU(s2, d, row + 2 * lanes);
+  hn::StoreU(s3, d, row + 3 * lanes);
+  m0 = hn::MulAdd(ki, s0, m0);
+  m1 = hn::MulAdd(ki, s1, m1);
+  m2 = hn::MulAdd(ki, s2, m2);
+  m3 = hn::MulAdd(ki, s3, m3);
+}
+
 // Token loop for value columns [j0, j0 + 4 * lanes) of head h.
 struct HeadTask {
   const GatedDeltaShape* shape;
@@ -91,14 +106,7 @@ HWY_INLINE void RunColumns4(const HeadTask& task, D d, int64_t j0) {
       const auto s1 = hn::Mul(alpha, hn::LoadU(d, row + lanes));
       const auto s2 = hn::Mul(alpha, hn::LoadU(d, row + 2 * lanes));
       const auto s3 = hn::Mul(alpha, hn::LoadU(d, row + 3 * lanes));
-      hn::StoreU(s0, d, row);
-      hn::StoreU(s1, d, row + lanes);
-      hn::StoreU(s2, d, row + 2 * lanes);
-      hn::StoreU(s3, d, row + 3 * lanes);
-      m0 = hn::MulAdd(ki, s0, m0);
-      m1 = hn::MulAdd(ki, s1, m1);
-      m2 = hn::MulAdd(ki, s2, m2);
-      m3 = hn::MulAdd(ki, s3, m3);
+      StoreAndRead4(d, row, lanes, ki, s0, s1, s2, s3, m0, m1, m2, m3);
     }
   }
   for (int64_t t = 0; t < task.n_tokens; ++t) {
@@ -146,14 +154,7 @@ HWY_INLINE void RunColumns4(const HeadTask& task, D d, int64_t j0) {
         const auto n1 = hn::Mul(alpha, s1);
         const auto n2 = hn::Mul(alpha, s2);
         const auto n3 = hn::Mul(alpha, s3);
-        hn::StoreU(n0, d, row);
-        hn::StoreU(n1, d, row + lanes);
-        hn::StoreU(n2, d, row + 2 * lanes);
-        hn::StoreU(n3, d, row + 3 * lanes);
-        m0 = hn::MulAdd(kn, n0, m0);
-        m1 = hn::MulAdd(kn, n1, m1);
-        m2 = hn::MulAdd(kn, n2, m2);
-        m3 = hn::MulAdd(kn, n3, m3);
+        StoreAndRead4(d, row, lanes, kn, n0, n1, n2, n3, m0, m1, m2, m3);
       }
     }
     float* o = task.out + t * task.out_stride + task.h * dv + j0;

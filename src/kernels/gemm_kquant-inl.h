@@ -336,6 +336,43 @@ HWY_INLINE __m256 StreamGroup(const Block* blocks, const ActRow& act, int64_t i,
   return _mm256_fmadd_ps(factors, sums, acc);
 }
 
+// The prepared-row interface of matmul.cc's RunRowsPrepared for the AVX2
+// tiles below (as the AVX-512 kernels): four rows unpacked once for every
+// activation tile, the columns walked in chunks of six super-blocks (four
+// rows' 576-byte super-blocks and the tile's activations in L1),
+// accumulators carried across chunks. Kernel: Block, Unpacked (Of, Store,
+// Load, kBytes) and TileLoop.
+template <class Kernel>
+struct PreparedAvx2 {
+  static constexpr bool kPreparable = true;
+  static constexpr int kPreparedRows = 4;
+  static constexpr int64_t kPreparedChunk = 6;
+  using Accumulators = TileLanes<kKQuantMaxActs>;
+  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
+  static size_t PreparedRowBytes(int64_t cols) {
+    return static_cast<size_t>(cols / kQKK) * Kernel::Unpacked::kBytes;
+  }
+  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
+    const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
+    for (int64_t i = 0; i < cols / kQKK; ++i) {
+      Kernel::Unpacked::Of(blocks[i]).Store(dst + i * Kernel::Unpacked::kBytes);
+    }
+  }
+  static size_t PreparedActBytes(int64_t) { return 0; }
+  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
+  template <int NB>
+  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t i0, int64_t i1,
+                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
+    Kernel::template TileLoop<NB>(i0, i1, acts, acc, [&](int64_t i) {
+      return Kernel::Unpacked::Load(prepared + i * Kernel::Unpacked::kBytes);
+    });
+  }
+  template <int NB>
+  static void StoreTile(const Accumulators& acc, float* out) {
+    acc.Store(out);
+  }
+};
+
 // Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins. One weight
 // row x up to 8 activation rows per call: each super-block is unpacked once
 // (levels in eight registers, scales in L1) and reused for every
@@ -344,7 +381,7 @@ HWY_INLINE __m256 StreamGroup(const Block* blocks, const ActRow& act, int64_t i,
 // four activation rows per vector, the reference's two FMAs in lanes 2t and
 // 2t + 1 of lane pair i mod 4 (TileLanes).
 template <bool kFiveBit>
-struct ScaleMinKernel {
+struct ScaleMinKernel : PreparedAvx2<ScaleMinKernel<kFiveBit>> {
   using Block = std::conditional_t<kFiveBit, BlockQ5K, BlockQ4K>;
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
@@ -449,31 +486,6 @@ struct ScaleMinKernel {
     acc.Store(out);
   }
 
-  // Prefill through matmul.cc's RunRowsPrepared (as the AVX-512 kernels):
-  // four rows unpacked once for every activation tile, the columns walked
-  // in chunks of six super-blocks (four rows' 576-byte super-blocks and the
-  // tile's activations in L1), accumulators carried across chunks.
-  static constexpr bool kPreparable = true;
-  static constexpr int kPreparedRows = 4;
-  static constexpr int64_t kPreparedChunk = 6;
-  using Accumulators = TileLanes<kKQuantMaxActs>;
-  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
-  static size_t PreparedRowBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * Unpacked::kBytes; }
-  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
-    const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    for (int64_t i = 0; i < cols / kQKK; ++i) Unpacked::Of(blocks[i]).Store(dst + i * Unpacked::kBytes);
-  }
-  static size_t PreparedActBytes(int64_t) { return 0; }
-  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
-  template <int NB>
-  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t i0, int64_t i1,
-                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
-    TileLoop<NB>(i0, i1, acts, acc, [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); });
-  }
-  template <int NB>
-  static void StoreTile(const Accumulators& acc, float* out) {
-    acc.Store(out);
-  }
 };
 
 static_assert(offsetof(BlockQ4K, dmin) == 2 && offsetof(BlockQ5K, dmin) == 2);
@@ -576,7 +588,7 @@ HWY_INLINE __m256 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64
 // Q6_K: 16 sub-blocks of 16, unsigned levels 0..63 with offset 32. Same tile
 // structure as ScaleMinKernel; per (row, activation row) the exact
 // sumi = sum_dots - 32 * sum_offset, then acc = fma(dx * d, sumi, acc).
-struct Q6KKernelAvx2 {
+struct Q6KKernelAvx2 : PreparedAvx2<Q6KKernelAvx2> {
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
@@ -673,31 +685,6 @@ struct Q6KKernelAvx2 {
     acc.Store(out);
   }
 
-  // Prefill through matmul.cc's RunRowsPrepared (as the AVX-512 kernels):
-  // four rows unpacked once for every activation tile, the columns walked
-  // in chunks of six super-blocks (four rows' 576-byte super-blocks and the
-  // tile's activations in L1), accumulators carried across chunks.
-  static constexpr bool kPreparable = true;
-  static constexpr int kPreparedRows = 4;
-  static constexpr int64_t kPreparedChunk = 6;
-  using Accumulators = TileLanes<kKQuantMaxActs>;
-  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
-  static size_t PreparedRowBytes(int64_t cols) { return static_cast<size_t>(cols / kQKK) * Unpacked::kBytes; }
-  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
-    const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    for (int64_t i = 0; i < cols / kQKK; ++i) Unpacked::Of(blocks[i]).Store(dst + i * Unpacked::kBytes);
-  }
-  static size_t PreparedActBytes(int64_t) { return 0; }
-  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
-  template <int NB>
-  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t i0, int64_t i1,
-                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
-    TileLoop<NB>(i0, i1, acts, acc, [&](int64_t i) { return Unpacked::Load(prepared + i * Unpacked::kBytes); });
-  }
-  template <int NB>
-  static void StoreTile(const Accumulators& acc, float* out) {
-    acc.Store(out);
-  }
 };
 
 static_assert(offsetof(BlockQ6K, d) == 208);
