@@ -336,14 +336,57 @@ HWY_INLINE __m256 StreamGroup(const Block* blocks, const ActRow& act, int64_t i,
   return _mm256_fmadd_ps(factors, sums, acc);
 }
 
-// The prepared-row interface of matmul.cc's RunRowsPrepared for the AVX2
-// tiles below (as the AVX-512 kernels): four rows unpacked once for every
-// activation tile, the columns walked in chunks of six super-blocks (four
-// rows' 576-byte super-blocks and the tile's activations in L1),
-// accumulators carried across chunks. Kernel: Block, Unpacked (Of, Store,
-// Load, kBytes) and TileLoop.
+// One K-quant super-block unpacked for an AVX2 tile: the 256 levels in
+// eight registers, the eight madd multipliers, and per type one integer and
+// one F32 vector (Q4_K/Q5_K: mins16 and [d, dmin, ..]; Q6_K: the scales in
+// order and d). Stored in a prepared row as kBytes bytes (64-aligned).
+struct UnpackedAvx2 {
+  static constexpr size_t kBytes = 18 * 32;
+  __m256i q[8];
+  __m256i scales[8];
+  __m256i extra_i;
+  __m256 extra_f;
+
+  HWY_INLINE void Store(uint8_t* p) const {
+    for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32 * k), q[k]);
+    for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 256 + 32 * k), scales[k]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p + 512), extra_i);
+    _mm256_store_ps(reinterpret_cast<float*>(p + 544), extra_f);
+  }
+  static HWY_INLINE UnpackedAvx2 Load(const uint8_t* p) {
+    UnpackedAvx2 u;
+    for (int k = 0; k < 8; ++k) u.q[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+    for (int k = 0; k < 8; ++k) {
+      u.scales[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * k));
+    }
+    u.extra_i = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 512));
+    u.extra_f = _mm256_load_ps(reinterpret_cast<const float*>(p + 544));
+    return u;
+  }
+};
+
+// The tile entry points of the AVX2 K-quant kernels below (Kernel: Block,
+// Unpacked, Unpack, TileLoop, StreamRows): Tile (widths 2..8; width 1
+// streams) and the prepared-row interface of matmul.cc's RunRowsPrepared
+// (as the AVX-512 kernels: four rows unpacked once for every activation
+// tile, the columns walked in chunks of six super-blocks, four rows'
+// 576-byte super-blocks and the tile's activations in L1, accumulators
+// carried across chunks).
 template <class Kernel>
-struct PreparedAvx2 {
+struct KQuantAvx2Tiles {
+  template <int R, int NB>
+  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
+    static_assert(R == 1 && NB >= 1 && NB <= kKQuantMaxActs);
+    if constexpr (NB == 1) {
+      Kernel::StreamRows(wrow, 0, cols, acts[0], 1, out);
+      return;
+    }
+    const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
+    TileLanes<NB> acc;
+    Kernel::template TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Kernel::Unpack(blocks[i]); });
+    acc.Store(out);
+  }
+
   static constexpr bool kPreparable = true;
   static constexpr int kPreparedRows = 4;
   static constexpr int64_t kPreparedChunk = 6;
@@ -355,7 +398,7 @@ struct PreparedAvx2 {
   static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
     const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
     for (int64_t i = 0; i < cols / kQKK; ++i) {
-      Kernel::Unpacked::Of(blocks[i]).Store(dst + i * Kernel::Unpacked::kBytes);
+      Kernel::Unpack(blocks[i]).Store(dst + i * Kernel::Unpacked::kBytes);
     }
   }
   static size_t PreparedActBytes(int64_t) { return 0; }
@@ -381,7 +424,7 @@ struct PreparedAvx2 {
 // four activation rows per vector, the reference's two FMAs in lanes 2t and
 // 2t + 1 of lane pair i mod 4 (TileLanes).
 template <bool kFiveBit>
-struct ScaleMinKernel : PreparedAvx2<ScaleMinKernel<kFiveBit>> {
+struct ScaleMinKernel : KQuantAvx2Tiles<ScaleMinKernel<kFiveBit>> {
   using Block = std::conditional_t<kFiveBit, BlockQ5K, BlockQ4K>;
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
@@ -396,45 +439,21 @@ struct ScaleMinKernel : PreparedAvx2<ScaleMinKernel<kFiveBit>> {
         });
   }
 
-  // One super-block unpacked for the tile loop: levels in eight registers,
-  // the eight madd multipliers, mins16 and [d, dmin, ..]; stored in a
-  // prepared row as kBytes bytes (64-aligned).
-  struct Unpacked {
-    static constexpr size_t kBytes = 18 * 32;
-    __m256i q[8];
-    __m256i scales[8];
-    __m256i mins16;
-    __m256 d_dmin;
-
-    static HWY_INLINE Unpacked Of(const Block& block) {
-      Unpacked u;
-      const __m256i qh = LoadHighBits(block);
-      for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block.qs, qh, g, &u.q[2 * g], &u.q[2 * g + 1]);
-      KScales sc;
-      u.mins16 = UnpackKScales(block.scales, &sc);
-      for (int j = 0; j < 8; ++j) u.scales[j] = sc.Of(j);
-      const float d = _cvtsh_ss(LoadHalfBits(block.d));
-      const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
-      u.d_dmin = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
-      return u;
-    }
-    HWY_INLINE void Store(uint8_t* p) const {
-      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32 * k), q[k]);
-      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 256 + 32 * k), scales[k]);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(p + 512), mins16);
-      _mm256_store_ps(reinterpret_cast<float*>(p + 544), d_dmin);
-    }
-    static HWY_INLINE Unpacked Load(const uint8_t* p) {
-      Unpacked u;
-      for (int k = 0; k < 8; ++k) u.q[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
-      for (int k = 0; k < 8; ++k) {
-        u.scales[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * k));
-      }
-      u.mins16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 512));
-      u.d_dmin = _mm256_load_ps(reinterpret_cast<const float*>(p + 544));
-      return u;
-    }
-  };
+  // One super-block unpacked for the tile loop: levels, the eight madd
+  // multipliers, mins16 (extra_i) and [d, dmin, ..] (extra_f).
+  using Unpacked = UnpackedAvx2;
+  static HWY_INLINE Unpacked Unpack(const Block& block) {
+    Unpacked u;
+    const __m256i qh = LoadHighBits(block);
+    for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block.qs, qh, g, &u.q[2 * g], &u.q[2 * g + 1]);
+    KScales sc;
+    u.extra_i = UnpackKScales(block.scales, &sc);
+    for (int j = 0; j < 8; ++j) u.scales[j] = sc.Of(j);
+    const float d = _cvtsh_ss(LoadHalfBits(block.d));
+    const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
+    u.extra_f = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
+    return u;
+  }
 
   // Super-blocks [i0, i1) for NB activation rows into acc; unpacked(i)
   // gives super-block i (unpacked now or loaded from a prepared row).
@@ -458,7 +477,7 @@ struct ScaleMinKernel : PreparedAvx2<ScaleMinKernel<kFiveBit>> {
                   *hi = u.q[2 * k + 1];
                 },
                 [&](int j) { return u.scales[j]; }, a[t].qs + i * kQKK);
-            const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), u.mins16);
+            const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), u.extra_i);
             h[t] = _mm256_hadd_epi32(dots, min_dots);
           } else {
             h[t] = _mm256_setzero_si256();
@@ -467,24 +486,12 @@ struct ScaleMinKernel : PreparedAvx2<ScaleMinKernel<kFiveBit>> {
         // Lanes 2t, 2t + 1: sumi, summ of activation row t (exact).
         const __m256 sums = _mm256_cvtepi32_ps(ReducePairs4(h));
         // Lanes 2t, 2t + 1: dx * d, -(dx * dmin) (one rounding each, as the reference).
-        const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), u.d_dmin), negate_odd);
+        const __m256 factors = _mm256_xor_ps(_mm256_mul_ps(PairedActScales(a, n, i), u.extra_f), negate_odd);
         acc.Fma(g, i, factors, sums);
       }
     }
   }
 
-  template <int R, int NB>
-  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    if constexpr (NB == 1) {
-      StreamRows(wrow, 0, cols, acts[0], 1, out);
-      return;
-    }
-    const auto* blocks = reinterpret_cast<const Block*>(wrow);
-    TileLanes<NB> acc;
-    TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Unpacked::Of(blocks[i]); });
-    acc.Store(out);
-  }
 
 };
 
@@ -588,7 +595,7 @@ HWY_INLINE __m256 StreamGroupQ6(const BlockQ6K* blocks, const ActRow& act, int64
 // Q6_K: 16 sub-blocks of 16, unsigned levels 0..63 with offset 32. Same tile
 // structure as ScaleMinKernel; per (row, activation row) the exact
 // sumi = sum_dots - 32 * sum_offset, then acc = fma(dx * d, sumi, acc).
-struct Q6KKernelAvx2 : PreparedAvx2<Q6KKernelAvx2> {
+struct Q6KKernelAvx2 : KQuantAvx2Tiles<Q6KKernelAvx2> {
   static constexpr int kTileRows = 1;
   static constexpr int kMaxActs = kKQuantMaxActs;
 
@@ -605,40 +612,18 @@ struct Q6KKernelAvx2 : PreparedAvx2<Q6KKernelAvx2> {
   using Block = BlockQ6K;
 
   // One super-block unpacked for the tile loop: levels, the eight madd
-  // multipliers, the scales in order (offset term) and d in every lane.
-  struct Unpacked {
-    static constexpr size_t kBytes = 18 * 32;
-    __m256i q[8];
-    __m256i scales[8];
-    __m256i scales16;
-    __m256 d;
-
-    static HWY_INLINE Unpacked Of(const BlockQ6K& block) {
-      Unpacked u;
-      for (int g = 0; g < 4; ++g) LoadQ6Levels(block, g, &u.q[2 * g], &u.q[2 * g + 1]);
-      const __m256i pairs = Q6ScalePairs(block);
-      for (int v = 0; v < 8; ++v) u.scales[v] = Q6ScaleOf(pairs, v);
-      u.scales16 = Q6Scales16(block);
-      u.d = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
-      return u;
-    }
-    HWY_INLINE void Store(uint8_t* p) const {
-      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32 * k), q[k]);
-      for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 256 + 32 * k), scales[k]);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(p + 512), scales16);
-      _mm256_store_ps(reinterpret_cast<float*>(p + 544), d);
-    }
-    static HWY_INLINE Unpacked Load(const uint8_t* p) {
-      Unpacked u;
-      for (int k = 0; k < 8; ++k) u.q[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
-      for (int k = 0; k < 8; ++k) {
-        u.scales[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * k));
-      }
-      u.scales16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 512));
-      u.d = _mm256_load_ps(reinterpret_cast<const float*>(p + 544));
-      return u;
-    }
-  };
+  // multipliers, the scales in order (extra_i, the offset term) and d in
+  // every lane (extra_f).
+  using Unpacked = UnpackedAvx2;
+  static HWY_INLINE Unpacked Unpack(const BlockQ6K& block) {
+    Unpacked u;
+    for (int g = 0; g < 4; ++g) LoadQ6Levels(block, g, &u.q[2 * g], &u.q[2 * g + 1]);
+    const __m256i pairs = Q6ScalePairs(block);
+    for (int v = 0; v < 8; ++v) u.scales[v] = Q6ScaleOf(pairs, v);
+    u.extra_i = Q6Scales16(block);
+    u.extra_f = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
+    return u;
+  }
 
   template <int NB, class Acc, class GetUnpacked>
   static HWY_INLINE void TileLoop(int64_t i0, int64_t i1, const ActRow* acts, Acc& acc,
@@ -659,31 +644,19 @@ struct Q6KKernelAvx2 : PreparedAvx2<Q6KKernelAvx2> {
                   *lo = u.q[2 * k];
                   *hi = u.q[2 * k + 1];
                 },
-                [&](int v) { return u.scales[v]; }, u.scales16, a[t].qs + i * kQKK, a[t].bsums + i * 16);
+                [&](int v) { return u.scales[v]; }, u.extra_i, a[t].qs + i * kQKK, a[t].bsums + i * 16);
           } else {
             h[t] = _mm256_setzero_si256();
           }
         }
         // Lane 2t: sumi of activation row t (exact).
         const __m256i sumi = Q6SumI(ReducePairs4(h));
-        const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), u.d), even);
+        const __m256 factors = _mm256_and_ps(_mm256_mul_ps(PairedActScales(a, n, i), u.extra_f), even);
         acc.Fma(g, i, factors, _mm256_cvtepi32_ps(sumi));
       }
     }
   }
 
-  template <int R, int NB>
-  static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
-    static_assert(R == 1 && NB >= 1 && NB <= kMaxActs);
-    if constexpr (NB == 1) {
-      StreamRows(wrow, 0, cols, acts[0], 1, out);
-      return;
-    }
-    const auto* blocks = reinterpret_cast<const BlockQ6K*>(wrow);
-    TileLanes<NB> acc;
-    TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Unpacked::Of(blocks[i]); });
-    acc.Store(out);
-  }
 
 };
 
