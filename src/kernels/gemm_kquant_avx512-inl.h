@@ -1,9 +1,9 @@
-// AVX-512 tile kernels (widths 2..8 per call: verification and prefill) for
-// Q4_K, Q5_K and Q6_K weights against kQ8KX activations (quant_act.h).
-// Included by matmul.cc once per Highway target, after gemm_kquant-inl.h,
-// whose decode (width 1) streaming kernels and float tail (TileLanes,
-// PairedActScales) these reuse. The AVX2 target keeps gemm_kquant-inl.h's
-// tiles.
+// AVX-512 (AVX3, AVX3_DL) tile kernels for Q4_K, Q5_K and Q6_K weights
+// against kQ8KX activations (quant_act.h): verification widths per call
+// (Tile) and prefill through matmul.cc's RunRowsPrepared (Prepare,
+// PreparedTile). Included by matmul.cc once per Highway target, after
+// gemm_kquant-inl.h, whose decode (width 1) streaming kernels and scale
+// unpacking these reuse. The AVX2 target keeps gemm_kquant-inl.h's tiles.
 //
 // The integers and the float operations are those of dot_ref.h (exact
 // per-super-block sumi / summ, then the reference's FMAs into lane pair
@@ -12,18 +12,20 @@
 // per weight row into four 64-byte vectors W_u whose 64-bit lane j holds
 // levels 8u .. 8u + 7 of 32-element sub-block j, the order in which kQ8KX
 // stores the activations. Then, per activation row:
-//   Q4_K / Q5_K: s = sum_u maddubs(W_u, X_u) (int16: each lane adds eight
-//     products of one sub-block, |s| <= 8 * 31 * 127 = 31496, exact), one
-//     madd with the sub-block scales (int16 lanes 4j..4j+3 = scale j), one
-//     madd of the bsums with the mins;
-//   Q6_K: two such sums of two vectors each (u = 0, 1: 16-element sub-block
-//     2j; u = 2, 3: 2j + 1; |s| <= 4 * 63 * 127 = 32004), two madds with the
-//     scales, one madd of the bsums with the scales (the offset-32 term).
-// Against gemm_kquant-inl.h's AVX2 tile (eight maddubs and eight madds of
-// 32 bytes, seven adds) that is four 64-byte maddubs, three 16-bit adds and
-// one or two 64-byte madds: the multiply pipes' work per 256 levels drops
-// from 17 to 11 (Q4_K) or 13 (Q6_K) 32-byte operations. Four activation
-// rows' integer vectors are reduced together (ReduceRows4, no hadd).
+//   VNNI (AVX3_DL): four dpbusd into one int32 vector (lanes 2j, 2j + 1 =
+//     sub-block j) and one vpmulld by the sub-block scales (Q6_K: two sums
+//     of two vectors, 16-element sub-blocks 2j and 2j + 1, two vpmulld);
+//   AVX-512BW (AVX3): s = sum_u maddubs(W_u, X_u) (int16: each lane adds
+//     eight products of one sub-block, |s| <= 8 * 31 * 127 = 31496, exact)
+//     and one madd with the scales (Q6_K: two sums of two, |s| <= 4 * 63 *
+//     127 = 32004, two madds);
+//   both: one 256-bit madd of the bsums with the mins (Q6_K: the scales, the
+//     offset-32 term).
+// Against gemm_kquant-inl.h's AVX2 tile (eight maddubs and eight madds of 32
+// bytes per 256 levels) the multiply pipes' work drops from 17 to 11 (Q4_K)
+// or 13 (Q6_K) 32-byte operations. Eight activation rows' integer vectors
+// are reduced together (ReduceRows8, no hadd) and their F32 factors and FMAs
+// run on 16 lanes (TileLanes8).
 #if defined(CAIRN_KERNELS_GEMM_KQUANT_AVX512_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_KQUANT_AVX512_INL_H_
 #undef CAIRN_KERNELS_GEMM_KQUANT_AVX512_INL_H_

@@ -32,7 +32,7 @@
 #include "kernels/gemm_q8-inl.h"
 // After gemm_q8-inl.h (reuses its RefKernel).
 #include "kernels/gemm_kquant-inl.h"
-// After gemm_kquant-inl.h (AVX-512 Q4_K/Q5_K/Q6_K tiles; decode and the float tail from there).
+// After gemm_kquant-inl.h (AVX-512 Q4_K/Q5_K/Q6_K tiles; decode and scale unpacking from there).
 #include "kernels/gemm_kquant_avx512-inl.h"
 // After gemm_kquant-inl.h (reuses its tiles and streaming loop).
 #include "kernels/gemm_kquant2-inl.h"
@@ -191,8 +191,8 @@ uint8_t* PreparedScratch(size_t bytes) {
   return scratch.data();
 }
 
-// Kernels with a prepared form (AVX-512 K-quants), widths of two tiles or
-// more: each group of Kernel::kPreparedRows weight rows is unpacked once
+// Kernels with a prepared form (Q4_K/Q5_K/Q6_K on x86; Q8_0, Q4_0, Q5_0,
+// IQ4_NL on AVX3_DL), widths of two tiles or more: each group of Kernel::kPreparedRows weight rows is unpacked once
 // (Kernel::Prepare) into per-thread scratch, and every activation tile reads
 // it from there, with the tiles' activation scales arranged once per call
 // (Kernel::PrepareActs). A tile walks the columns in chunks of

@@ -20,16 +20,14 @@ uint8_t* NaturalScratch(size_t bytes) {
   return scratch.data();
 }
 
+// Q8KX keeps Q8K's layout except for the order of qs.
+ActFormat LayoutOf(ActFormat format) { return format == ActFormat::kQ8KX ? ActFormat::kQ8K : format; }
+
 }  // namespace
 
 int ActBlockElems(ActFormat format) {
   return format == ActFormat::kQ8K || format == ActFormat::kQ8KX ? kQKK : kQK;
 }
-
-namespace {
-// Q8KX keeps Q8K's layout except for the order of qs.
-ActFormat LayoutOf(ActFormat format) { return format == ActFormat::kQ8KX ? ActFormat::kQ8K : format; }
-}  // namespace
 
 ActFormat ActFormatFor(DType type) {
   switch (type) {
