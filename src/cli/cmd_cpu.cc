@@ -46,6 +46,10 @@ void RunCpu() {
     }
     if (!missing.empty()) std::printf("  missing: %s\n", missing.c_str());
   }
+  if (const auto cap = kernels::DispatchCapFromEnv(); !cap.requested.empty()) {
+    std::printf("\nCAIRN_MAX_TARGET=%s: %s\n", cap.requested.c_str(),
+                cap.known ? "dispatch is capped at that target" : "not a compiled x86 target; ignored");
+  }
   std::printf("\nkernels dispatch to: %s\n", kernels::ActiveTargetName().c_str());
 }
 

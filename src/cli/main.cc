@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
   using cairn::cli::Registry;
   // Before any kernel runs: dispatch only to targets whose every instruction this CPU and OS support.
   cairn::kernels::RestrictDispatchToCpu();
+  if (const auto cap = cairn::kernels::DispatchCapFromEnv(); !cap.requested.empty() && !cap.known) {
+    std::fprintf(stderr, "cairn: warning: CAIRN_MAX_TARGET=%s is not a compiled x86 target (AVX2, AVX3, AVX3_DL); ignored\n",
+                 cap.requested.c_str());
+  }
   CLI::App app{"Cairn: a local LLM inference server that never reads the same prompt twice."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cairn 0.1.0");

@@ -53,10 +53,16 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // group) so each K/V row read serves enough FMAs in prefill.
 constexpr int64_t kMinRowsPerTask = 8;
 constexpr int64_t kMinQueriesPerTask = 32;
-// Micro-tiles hold 8 independent vector accumulators: enough FMAs in flight
-// to cover the FMA latency (4 cycles x 2 ports on Zen 3), few enough to leave
-// registers for the K/V and q operands on 16-register targets.
+// Micro-tiles hold 8 independent vector accumulators on 16-register targets:
+// enough FMAs in flight to cover the FMA latency (4 cycles x 2 ports on Zen
+// 3), few enough to leave registers for the K/V and q operands. AVX-512 has
+// 32 registers: 16 accumulators, so each K/V vector loaded (and widened from
+// F16) serves twice the FMAs.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr int kAccumulators = 16;
+#else
 constexpr int kAccumulators = 8;
+#endif
 
 using DF = hn::ScalableTag<float>;
 
@@ -324,7 +330,8 @@ constexpr int64_t kPvKeys = 32;
 // whatever the column tiling.
 template <int kQ>
 constexpr int PvColumnVectors() {
-  return kQ == 4 ? 3 : kAccumulators / kQ;
+  if constexpr (kAccumulators == 8) return kQ == 4 ? 3 : kAccumulators / kQ;
+  return std::min(kAccumulators / kQ, 8);
 }
 
 template <int kQ, typename KvT>

@@ -3,6 +3,7 @@
 #include <hwy/targets.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 
 #if HWY_ARCH_X86
@@ -15,6 +16,7 @@ namespace {
 // Highway's supported targets before RestrictDispatchToCpu() narrowed them.
 int64_t g_highway_supported = 0;
 std::once_flag g_restrict_once;
+DispatchCap g_cap;
 
 enum class Word { kLeaf1Ecx, kLeaf1Edx, kLeaf7Ebx, kLeaf7Ecx, kExt1Ecx, kXcr0 };
 
@@ -143,8 +145,20 @@ void RestrictDispatchToCpu() {
     for (const TargetCpuReport& report : DescribeTargetCpuNeeds(ReadCpuSnapshot())) {
       if (!report.runnable) disabled |= TargetBit(report.target);
     }
+    if (const char* env = std::getenv("CAIRN_MAX_TARGET"); env != nullptr && *env != '\0') {
+      g_cap.requested = env;
+      const int64_t cap = TargetBit(g_cap.requested);
+      g_cap.known = cap != 0;
+      // x86 Highway targets: a smaller bit is a better target.
+      if (g_cap.known) disabled |= HWY_TARGETS & (cap - 1) & ~int64_t{HWY_SCALAR};
+    }
     if (disabled != 0) hwy::DisableTargets(disabled);
   });
+}
+
+DispatchCap DispatchCapFromEnv() {
+  RestrictDispatchToCpu();
+  return g_cap;
 }
 
 std::vector<TargetCpuReport> DescribeTargetCpuNeeds() {

@@ -48,8 +48,18 @@ CpuSnapshot ReadCpuSnapshot();
 std::vector<TargetCpuReport> DescribeTargetCpuNeeds(const CpuSnapshot& cpu);
 std::vector<TargetCpuReport> DescribeTargetCpuNeeds();
 
+// CAIRN_MAX_TARGET=AVX2 (or AVX3, AVX3_DL) caps x86 dispatch at that target:
+// to time on one machine the code an older CPU runs, or to step around a
+// target that misbehaves. A token's bits depend on the target, so the cap is
+// part of what the cache keys on (the active target name). Read once.
+struct DispatchCap {
+  std::string requested;   // the variable's value; "" when unset
+  bool known = false;      // it names a compiled x86 target, so it applies
+};
+DispatchCap DispatchCapFromEnv();
+
 // Removes from dynamic dispatch every compiled target whose needs are not all
-// present. Idempotent and thread-safe; ActiveTargetName(), RunnableTargetNames()
+// present, and those above CAIRN_MAX_TARGET. Idempotent and thread-safe; ActiveTargetName(), RunnableTargetNames()
 // and `cairn` call it before any kernel runs.
 void RestrictDispatchToCpu();
 
