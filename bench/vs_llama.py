@@ -8,7 +8,11 @@ row per file: the median over rounds of each engine's prefill and decode tok/s, 
 (Cairn / llama.cpp; > 1 means Cairn is faster) and Cairn's peak RSS. Record `lscpu` with them.
 
   python3 bench/vs_llama.py --llama-build ~/llama.cpp/build --model a.gguf --model b.gguf \\
-      [--threads 2] [--prompt-tokens 512] [--decode-tokens 64] [--rounds 3]
+      [--threads 2] [--prompt-tokens 512] [--decode-tokens 64] [--rounds 3] [--cairn-max-target AVX2]
+
+--cairn-max-target caps Cairn's kernel dispatch (CAIRN_MAX_TARGET) so an AVX-512 machine times the
+code an AVX2 CPU runs; pair it with a llama.cpp build made for that ISA alone (e.g. GGML_NATIVE=OFF,
+GGML_AVX2=ON, GGML_AVX512=OFF). The header line names the target each engine ran.
 """
 import argparse
 import json
@@ -30,10 +34,23 @@ def llama_bench(binary, model, threads, prompt, decode):
     return pp, tg
 
 
-def cairn_bench(binary, model, threads, prompt, decode):
+def cairn_env(max_target):
+    env = dict(os.environ)
+    if max_target:
+        env["CAIRN_MAX_TARGET"] = max_target
+    return env
+
+
+def cairn_target(binary, max_target):
+    out = subprocess.run([binary, "cpu"], capture_output=True, text=True, check=True, env=cairn_env(max_target)).stdout
+    m = re.search(r"kernels dispatch to: (\S+)", out)
+    return m.group(1) if m else "?"
+
+
+def cairn_bench(binary, model, threads, prompt, decode, max_target):
     out = subprocess.run([binary, "bench", "--model", model, "--threads", str(threads), "--prompt-tokens", str(prompt),
                           "--depths", "0", "--decode-tokens", str(decode)], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, env=cairn_env(max_target)).stdout
     pp = tg = rss = None
     for line in out.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -58,10 +75,13 @@ def main():
     ap.add_argument("--prompt-tokens", type=int, default=512)
     ap.add_argument("--decode-tokens", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cairn-max-target", default="", help="cap Cairn's dispatch (CAIRN_MAX_TARGET), e.g. AVX2")
     args = ap.parse_args()
     llama = os.path.join(args.llama_build, "bin", "llama-bench")
     if not os.access(llama, os.X_OK):
         sys.exit(f"no llama-bench in {args.llama_build}/bin")
+    print(f"Cairn kernels: {cairn_target(args.cairn, args.cairn_max_target)}; llama.cpp build: {args.llama_build}; "
+          f"{args.threads} threads\n")
     print(f"| model | prefill {args.prompt_tokens} llama.cpp | prefill Cairn | ratio | decode llama.cpp | "
           f"decode Cairn | ratio | Cairn peak RSS MB |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -69,7 +89,7 @@ def main():
         lp, lt, cp, ct, rss = [], [], [], [], []
         for r in range(args.rounds):
             a = llama_bench(llama, model, args.threads, args.prompt_tokens, args.decode_tokens)
-            b = cairn_bench(args.cairn, model, args.threads, args.prompt_tokens, args.decode_tokens)
+            b = cairn_bench(args.cairn, model, args.threads, args.prompt_tokens, args.decode_tokens, args.cairn_max_target)
             lp.append(a[0]); lt.append(a[1]); cp.append(b[0]); ct.append(b[1]); rss.append(b[2] or 0)
             print(f"<!-- {os.path.basename(model)} round {r + 1}: llama.cpp pp {a[0]:.1f} tg {a[1]:.1f}, "
                   f"cairn pp {b[0]:.1f} tg {b[1]:.1f} -->", file=sys.stderr, flush=True)

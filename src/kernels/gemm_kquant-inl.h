@@ -336,51 +336,157 @@ HWY_INLINE __m256 StreamGroup(const Block* blocks, const ActRow& act, int64_t i,
   return _mm256_fmadd_ps(factors, sums, acc);
 }
 
-// One K-quant super-block unpacked for an AVX2 tile: the 256 levels in
-// eight registers, the eight madd multipliers, and per type one integer and
-// one F32 vector (Q4_K/Q5_K: mins16 and [d, dmin, ..]; Q6_K: the scales in
-// order and d). Stored in a prepared row as kBytes bytes (64-aligned).
+// AVX2 tiles (widths 2..8 and prefill) read kQ8KX activations (quant_act.h):
+// byte 64u + 8j + e of a super-block is element 32j + 8u + e, so the 32-byte
+// half h of 64-byte group u holds levels 8u .. 8u + 7 of sub-blocks
+// 4h .. 4h + 3, one sub-block per 64-bit lane. The weights are unpacked once
+// into the same order (w[2u + h]), so per activation row the products of a
+// sub-block add up in 16-bit lanes of one vector: sum_u maddubs(w[2u + h],
+// X(u, h)) (|sum| <= 8 * 31 * 127 = 31496 for Q4_K/Q5_K; Q6_K adds two at a
+// time: 4 * 63 * 127 = 32004), then one madd with the scales per 16-bit sum.
+// Per 256 levels: 8 maddubs + 2 madd (Q6_K: 4) instead of 8 + 8 in the
+// natural order, where every 32-level group needed its own madd. The
+// integers stay exact, so the sums are those of dot_ref.h.
+
+// Activation bytes of group u, half h (kQ8KX) of the super-block at x.
+HWY_INLINE __m256i ActHalf(const int8_t* x, int u, int h) { return LoadBytes32(x + 64 * u + 32 * h); }
+
+// One K-quant super-block unpacked for an AVX2 tile: the 256 levels in kQ8KX
+// order (w[2u + h]), kMult madd multipliers (Q4_K/Q5_K: 2, Q6_K: 4), and per
+// type one integer and one F32 vector (Q4_K/Q5_K: mins16 and [d, dmin, ..];
+// Q6_K: the scales in order and d). Stored in a prepared row as kBytes bytes
+// (32-aligned), vector by vector.
+template <int kMult>
 struct UnpackedAvx2 {
-  static constexpr size_t kBytes = 18 * 32;
-  __m256i q[8];
-  __m256i scales[8];
+  static constexpr size_t kBytes = (10 + kMult) * 32;
+  __m256i w[8];
+  __m256i mult[kMult];
   __m256i extra_i;
   __m256 extra_f;
 
   HWY_INLINE void Store(uint8_t* p) const {
-    for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 32 * k), q[k]);
-    for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p + 256 + 32 * k), scales[k]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(p + 512), extra_i);
-    _mm256_store_ps(reinterpret_cast<float*>(p + 544), extra_f);
+    auto* v = reinterpret_cast<__m256i*>(p);
+    for (int k = 0; k < 8; ++k) _mm256_store_si256(v + k, w[k]);
+    for (int k = 0; k < kMult; ++k) _mm256_store_si256(v + 8 + k, mult[k]);
+    _mm256_store_si256(v + 8 + kMult, extra_i);
+    _mm256_store_ps(reinterpret_cast<float*>(v + 9 + kMult), extra_f);
   }
   static HWY_INLINE UnpackedAvx2 Load(const uint8_t* p) {
+    const auto* v = reinterpret_cast<const __m256i*>(p);
     UnpackedAvx2 u;
-    for (int k = 0; k < 8; ++k) u.q[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
-    for (int k = 0; k < 8; ++k) {
-      u.scales[k] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 256 + 32 * k));
-    }
-    u.extra_i = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 512));
-    u.extra_f = _mm256_load_ps(reinterpret_cast<const float*>(p + 544));
+    for (int k = 0; k < 8; ++k) u.w[k] = _mm256_load_si256(v + k);
+    for (int k = 0; k < kMult; ++k) u.mult[k] = _mm256_load_si256(v + 8 + k);
+    u.extra_i = _mm256_load_si256(v + 8 + kMult);
+    u.extra_f = _mm256_load_ps(reinterpret_cast<const float*>(v + 9 + kMult));
     return u;
   }
 };
+
+// The 64-bit word k of p.
+HWY_INLINE int64_t Word64(const uint8_t* p, int k) {
+  int64_t word;
+  std::memcpy(&word, p + 8 * k, 8);
+  return word;
+}
+
+// A pshufb index that gives int16 lane L of a vector the int16 lane
+// first + step * (L / 4 within the 128-bit half + 2 * half) of a source whose
+// two 128-bit halves are equal: the multiplier of 64-bit lane j' of a kQ8KX
+// half-vector, spread over its four int16 lanes.
+HWY_INLINE __m256i SpreadIndex16(int first, int step) {
+  alignas(32) int8_t index[32];
+  for (int byte = 0; byte < 32; ++byte) {
+    const int lane = byte / 2;                       // int16 lane 0..15
+    const int src = first + step * (lane / 4);       // int16 lane of the (equal) source half
+    index[byte] = static_cast<int8_t>(2 * src + byte % 2);
+  }
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(index));
+}
+
+// Q4_K / Q5_K levels in kQ8KX order: w[2u + h] lane j' = levels 8u .. 8u + 7
+// of sub-block j = 4h + j', the low (j even) or high nibbles of qs word
+// 4 (j / 2) + u, plus Q5_K's fifth bit: bit j of each byte of qh word u,
+// moved to bit 4. (64-bit shifts move bits across bytes, but only into bits
+// the byte masks drop.)
+template <bool kFiveBit, class Block>
+HWY_INLINE void ScaleMinLevelsX(const Block& block, __m256i w[8]) {
+  const __m256i nibble = _mm256_setr_epi64x(0, 4, 0, 4);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (int u = 0; u < 4; ++u) {
+    for (int h = 0; h < 2; ++h) {
+      const int64_t a = Word64(block.qs, 8 * h + u), b = Word64(block.qs, 8 * h + 4 + u);
+      __m256i v = _mm256_and_si256(_mm256_srlv_epi64(_mm256_setr_epi64x(a, a, b, b), nibble), low4);
+      if constexpr (kFiveBit) {
+        const __m256i bit = _mm256_srlv_epi64(_mm256_set1_epi64x(Word64(block.qh, u)),
+                                              _mm256_setr_epi64x(4 * h, 4 * h + 1, 4 * h + 2, 4 * h + 3));
+        v = _mm256_or_si256(v, _mm256_slli_epi64(_mm256_and_si256(bit, _mm256_set1_epi8(0x01)), 4));
+      }
+      w[2 * u + h] = v;
+    }
+  }
+}
+
+// Q6_K levels in kQ8KX order: w[2u + h] lane t = levels 8u .. 8u + 7 of
+// 32-element group 4h + t: the low (t < 2) or high nibbles of ql word
+// 8h + 4 (t % 2) + u, with bits 2t, 2t + 1 of each byte of qh word 4h + u
+// as bits 4, 5 (quant_blocks.h's layout).
+HWY_INLINE void Q6LevelsX(const BlockQ6K& block, __m256i w[8]) {
+  const __m256i nibble = _mm256_setr_epi64x(0, 0, 4, 4);
+  const __m256i high = _mm256_setr_epi64x(0, 2, 4, 6);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  for (int u = 0; u < 4; ++u) {
+    for (int h = 0; h < 2; ++h) {
+      const int64_t a = Word64(block.ql, 8 * h + u), b = Word64(block.ql, 8 * h + 4 + u);
+      const __m256i lo = _mm256_and_si256(_mm256_srlv_epi64(_mm256_setr_epi64x(a, b, a, b), nibble), low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x(Word64(block.qh, 4 * h + u)), high), low2);
+      w[2 * u + h] = _mm256_or_si256(lo, _mm256_slli_epi64(hi, 4));
+    }
+  }
+}
+
+// Q4_K / Q5_K, one activation super-block x (kQ8KX): int32 lanes whose sum
+// is sumi = sum_j scale_j dot_j (exact). mult[h]: int16 lanes of 64-bit
+// lane j' = scale 4h + j'.
+HWY_INLINE __m256i ScaleMinDotsX(const __m256i w[8], const __m256i mult[2], const int8_t* x) {
+  __m256i dots[2];
+  for (int h = 0; h < 2; ++h) {
+    __m256i s = _mm256_maddubs_epi16(w[h], ActHalf(x, 0, h));
+    for (int u = 1; u < 4; ++u) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[2 * u + h], ActHalf(x, u, h)));
+    dots[h] = _mm256_madd_epi16(s, mult[h]);
+  }
+  return _mm256_add_epi32(dots[0], dots[1]);
+}
+
+// Q6_K: int32 lanes whose sum is sum_k s_k dot_k over the 16 sub-blocks of
+// 16 (exact). Levels 8u .. 8u + 7 of group j belong to sub-block 2j + u / 2;
+// mult[2k + h]: int16 lanes of 64-bit lane j' = scale 2 (4h + j') + k.
+HWY_INLINE __m256i Q6DotsX(const __m256i w[8], const __m256i mult[4], const int8_t* x) {
+  __m256i dots = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    for (int k = 0; k < 2; ++k) {
+      const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(w[4 * k + h], ActHalf(x, 2 * k, h)),
+                                         _mm256_maddubs_epi16(w[4 * k + 2 + h], ActHalf(x, 2 * k + 1, h)));
+      dots = _mm256_add_epi32(dots, _mm256_madd_epi16(s, mult[2 * k + h]));
+    }
+  }
+  return dots;
+}
 
 // The tile entry points of the AVX2 K-quant kernels below (Kernel: Block,
 // Unpacked, Unpack, TileLoop, StreamRows): Tile (widths 2..8; width 1
 // streams) and the prepared-row interface of matmul.cc's RunRowsPrepared
 // (as the AVX-512 kernels: four rows unpacked once for every activation
 // tile, the columns walked in chunks of six super-blocks, four rows'
-// 576-byte super-blocks and the tile's activations in L1, accumulators
+// 384 / 448-byte super-blocks and the tile's activations in L1, accumulators
 // carried across chunks).
 template <class Kernel>
 struct KQuantAvx2Tiles {
   template <int R, int NB>
   static void Tile(const uint8_t* wrow, size_t /*stride*/, int64_t cols, const ActRow* acts, float* out) {
+    // NB == 1 here is one left-over row of a wider call, in kQ8KX like the
+    // rest (decode, width 1, streams natural Q8K through StreamRows instead).
     static_assert(R == 1 && NB >= 1 && NB <= kKQuantMaxActs);
-    if constexpr (NB == 1) {
-      Kernel::StreamRows(wrow, 0, cols, acts[0], 1, out);
-      return;
-    }
     const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
     TileLanes<NB> acc;
     Kernel::template TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Kernel::Unpack(blocks[i]); });
@@ -439,16 +545,16 @@ struct ScaleMinKernel : KQuantAvx2Tiles<ScaleMinKernel<kFiveBit>> {
         });
   }
 
-  // One super-block unpacked for the tile loop: levels, the eight madd
-  // multipliers, mins16 (extra_i) and [d, dmin, ..] (extra_f).
-  using Unpacked = UnpackedAvx2;
+  // One super-block unpacked for the tile loop: levels in kQ8KX order, the
+  // two madd multipliers (scales 0..3, 4..7), mins16 (extra_i) and
+  // [d, dmin, ..] (extra_f).
+  using Unpacked = UnpackedAvx2<2>;
   static HWY_INLINE Unpacked Unpack(const Block& block) {
     Unpacked u;
-    const __m256i qh = LoadHighBits(block);
-    for (int g = 0; g < 4; ++g) LoadKLevels<kFiveBit>(block.qs, qh, g, &u.q[2 * g], &u.q[2 * g + 1]);
+    ScaleMinLevelsX<kFiveBit>(block, u.w);
     KScales sc;
     u.extra_i = UnpackKScales(block.scales, &sc);
-    for (int j = 0; j < 8; ++j) u.scales[j] = sc.Of(j);
+    for (int h = 0; h < 2; ++h) u.mult[h] = _mm256_shuffle_epi8(sc.sc16, SpreadIndex16(4 * h, 1));
     const float d = _cvtsh_ss(LoadHalfBits(block.d));
     const float dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
     u.extra_f = _mm256_setr_ps(d, dmin, d, dmin, d, dmin, d, dmin);
@@ -471,12 +577,7 @@ struct ScaleMinKernel : KQuantAvx2Tiles<ScaleMinKernel<kFiveBit>> {
         __m256i h[4];
         for (int t = 0; t < 4; ++t) {
           if (t < n) {
-            const __m256i dots = ScaledDots(
-                [&](int k, __m256i* lo, __m256i* hi) {
-                  *lo = u.q[2 * k];
-                  *hi = u.q[2 * k + 1];
-                },
-                [&](int j) { return u.scales[j]; }, a[t].qs + i * kQKK);
+            const __m256i dots = ScaleMinDotsX(u.w, u.mult, a[t].qs + i * kQKK);
             const __m256i min_dots = _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), u.extra_i);
             h[t] = _mm256_hadd_epi32(dots, min_dots);
           } else {
@@ -611,16 +712,21 @@ struct Q6KKernelAvx2 : KQuantAvx2Tiles<Q6KKernelAvx2> {
 
   using Block = BlockQ6K;
 
-  // One super-block unpacked for the tile loop: levels, the eight madd
-  // multipliers, the scales in order (extra_i, the offset term) and d in
-  // every lane (extra_f).
-  using Unpacked = UnpackedAvx2;
+  // One super-block unpacked for the tile loop: levels in kQ8KX order, the
+  // four madd multipliers of Q6DotsX, the scales in order (extra_i, the
+  // offset term) and d in every lane (extra_f).
+  using Unpacked = UnpackedAvx2<4>;
   static HWY_INLINE Unpacked Unpack(const BlockQ6K& block) {
     Unpacked u;
-    for (int g = 0; g < 4; ++g) LoadQ6Levels(block, g, &u.q[2 * g], &u.q[2 * g + 1]);
-    const __m256i pairs = Q6ScalePairs(block);
-    for (int v = 0; v < 8; ++v) u.scales[v] = Q6ScaleOf(pairs, v);
-    u.extra_i = Q6Scales16(block);
+    Q6LevelsX(block, u.w);
+    const __m256i scales16 = Q6Scales16(block);
+    // Scales 0..7 (h = 0) or 8..15 (h = 1) in both 128-bit halves.
+    const __m256i half[2] = {_mm256_permute2x128_si256(scales16, scales16, 0x00),
+                             _mm256_permute2x128_si256(scales16, scales16, 0x11)};
+    for (int k = 0; k < 2; ++k) {
+      for (int h = 0; h < 2; ++h) u.mult[2 * k + h] = _mm256_shuffle_epi8(half[h], SpreadIndex16(k, 2));
+    }
+    u.extra_i = scales16;
     u.extra_f = _mm256_set1_ps(_cvtsh_ss(LoadHalfBits(block.d)));
     return u;
   }
@@ -639,12 +745,8 @@ struct Q6KKernelAvx2 : KQuantAvx2Tiles<Q6KKernelAvx2> {
         __m256i h[4];
         for (int t = 0; t < 4; ++t) {
           if (t < n) {
-            h[t] = Q6Dots(
-                [&](int k, __m256i* lo, __m256i* hi) {
-                  *lo = u.q[2 * k];
-                  *hi = u.q[2 * k + 1];
-                },
-                [&](int v) { return u.scales[v]; }, u.extra_i, a[t].qs + i * kQKK, a[t].bsums + i * 16);
+            h[t] = _mm256_hadd_epi32(Q6DotsX(u.w, u.mult, a[t].qs + i * kQKK),
+                                     _mm256_madd_epi16(LoadBytes32(a[t].bsums + i * 16), u.extra_i));
           } else {
             h[t] = _mm256_setzero_si256();
           }

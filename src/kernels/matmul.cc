@@ -334,14 +334,14 @@ bool IsFloatWeight(DType type) { return type == DType::kF32 || type == DType::kF
 
 // The activation layout this target's kernel for `type` reads at this
 // width: on x86 every 32-element type reads kQ8X (the numbers of kQ8_1,
-// interleaved for the transposed block dots of gemm_q8-inl.h); the AVX-512
+// interleaved for the transposed block dots of gemm_q8-inl.h); the
 // Q4_K/Q5_K/Q6_K tiles read kQ8KX (widths > 1; decode streams natural Q8K);
 // otherwise the reference's format.
 ActFormat TargetActFormat(DType type, int64_t batch) {
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (GetDTypeInfo(type).block_elems == 32) return ActFormat::kQ8X;
 #endif
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (batch > 1 && (type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K)) return ActFormat::kQ8KX;
 #else
   (void)batch;
