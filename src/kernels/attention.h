@@ -23,8 +23,9 @@
 //          o = rho o, then o = fma(p_j, v_j, o) for j ascending, per element.
 //   merge  partitions left to right: M = max, a = exp(M_old - M),
 //          b = exp(m - M), L = a L + b l, O = fma(a, O, b o); out = O / L.
-// The micro-tiles (scores: 4/2/1 queries x 2/4/8 keys; P.V: 4/2/1 queries x
-// 2/4/8 vectors of columns, over 32-key passes) only decide which pairs share
+// The micro-tiles (16-register targets: scores 4/2/1 queries x 2/4/8 keys,
+// P.V 4/2/1 queries x 3/4/8 vectors of columns; AVX-512: 16 accumulators,
+// scores x 4/8/16 keys, P.V x 4/8/8 vectors; P.V over 32-key passes) only decide which pairs share
 // a loaded K/V vector; every pair keeps its own accumulator and order.
 //
 // Work split (never changes a row's bits): prefill tasks are (kv_head, block
