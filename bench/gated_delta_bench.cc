@@ -52,7 +52,7 @@ void BM_GdnRecurrent(benchmark::State& state) {
   for (auto _ : state) GatedDeltaRecurrent(Shape(), d.in, n, d.state.data(), d.out.data(), 2048, pool);
   state.SetItemsProcessed(state.iterations() * n);
 }
-BENCHMARK(BM_GdnRecurrent)->Args({1, 1})->Args({1, 2})->Args({512, 1})->UseRealTime();
+BENCHMARK(BM_GdnRecurrent)->Args({1, 1})->Args({1, 2})->Args({512, 1})->Args({512, 2})->UseRealTime();
 
 void BM_GdnChunked(benchmark::State& state) {
   const int64_t n = state.range(0);

@@ -222,16 +222,24 @@ void GatedDeltaRecurrentImpl(const GatedDeltaShape& shape, const GatedDeltaInput
   const int64_t narrow = (dv - wide * 4 * lanes + lanes - 1) / lanes;  // <= 1-vector blocks
   const int64_t blocks = wide + narrow;
   const int64_t head_floats = static_cast<int64_t>(shape.d_k) * dv;
-  pool.Run(shape.n_v_heads * blocks, [&](int64_t task_idx, int) {
-    const int h = static_cast<int>(task_idx / blocks);
-    const int64_t b = task_idx % blocks;
+  // Tasks: whole heads when there are enough to balance the threads (a
+  // head's state rows then stay with one core: two cores writing neighbouring
+  // column blocks of the same rows token after token made two threads
+  // slower than one, 512-token prefill), else (head, column block) pieces.
+  // Each column block's arithmetic is the same either way.
+  const int64_t per_task = shape.n_v_heads >= 2 * pool.num_threads() ? blocks : 1;
+  pool.Run(shape.n_v_heads * blocks / per_task, [&](int64_t task_idx, int) {
+    const int64_t first = task_idx * per_task;
+    const int h = static_cast<int>(first / blocks);
     HeadTask task{&shape, &in, n_tokens, h, state + h * head_floats, out, out_stride,
                   state_trace ? state_trace + h * head_floats : nullptr, shape.StateFloats()};
-    if (b < wide) {
-      RunColumns4(task, d, b * 4 * lanes);
-    } else {
-      const int64_t j0 = wide * 4 * lanes + (b - wide) * lanes;
-      RunColumns1(task, d, j0, std::min<int64_t>(lanes, dv - j0));
+    for (int64_t b = first % blocks; b < first % blocks + per_task; ++b) {
+      if (b < wide) {
+        RunColumns4(task, d, b * 4 * lanes);
+      } else {
+        const int64_t j0 = wide * 4 * lanes + (b - wide) * lanes;
+        RunColumns1(task, d, j0, std::min<int64_t>(lanes, dv - j0));
+      }
     }
   });
 }

@@ -416,6 +416,28 @@ struct WeightGroup {
   }
 
   static HWY_INLINE float Reduce(const Acc& acc) { return ReduceLanes8(_mm256_add_ps(acc.half[0], acc.half[1])); }
+
+  // The group as stored in a prepared row (Blocks32Kernel::Prepare): the
+  // eight transposed word vectors with their signs (signed levels; |w| is
+  // one sign op per vector on loading, shared by the tile's activation
+  // rows), then the scales; kPreparedBytes per group, 32-aligned.
+  static constexpr size_t kPreparedBytes = 9 * 32;
+  HWY_INLINE void Store(uint8_t* p) const {
+    auto* v = reinterpret_cast<__m256i*>(p);
+    for (int t = 0; t < 8; ++t) _mm256_store_si256(v + t, kUnsigned ? words[t] : signs[t]);
+    _mm256_store_ps(reinterpret_cast<float*>(v + 8), dw);
+  }
+  HWY_INLINE void LoadPrepared(const uint8_t* p) {
+    const auto* v = reinterpret_cast<const __m256i*>(p);
+    for (int t = 0; t < 8; ++t) {
+      words[t] = _mm256_load_si256(v + t);
+      if constexpr (!kUnsigned) {
+        signs[t] = words[t];
+        words[t] = _mm256_sign_epi8(words[t], words[t]);
+      }
+    }
+    dw = _mm256_load_ps(reinterpret_cast<const float*>(v + 8));
+  }
 };
 
 #endif  // AVX3_DL
@@ -458,16 +480,16 @@ struct Blocks32Kernel {
     if constexpr (HasMinTerm<Levels>()) AddMinTerms<Levels::kBlockBytes, 1, NB>(wrow, stride, num_blocks, acts, out);
   }
 
-#if HWY_TARGET == HWY_AVX3_DL
   // Prefill (matmul.cc's RunRowsPrepared; types without a min term): each
   // weight row's groups are unpacked and transposed once (Prepare) for every
   // activation tile, instead of once per tile; the tiles walk the groups in
-  // chunks of kPreparedChunk, kPreparedRows rows per chunk (the rows' chunks,
-  // 4 x 2 x 576 bytes, and the tile's activations stay in L1). Same
-  // operations per (row, activation row) as Tile, in the same order.
+  // chunks of kPreparedChunk (32 blocks), kPreparedRows rows per chunk (the
+  // rows' chunks, 4 x 2 x 576 bytes on AVX3_DL, 4 x 4 x 288 on AVX2 / AVX3,
+  // and the tile's activations stay in L1). Same operations per (row,
+  // activation row) as Tile, in the same order.
   static constexpr bool kPreparable = !HasMinTerm<Levels>();
   static constexpr int kPreparedRows = 4;
-  static constexpr int64_t kPreparedChunk = 2;
+  static constexpr int64_t kPreparedChunk = 32 / Group::kBlocks;
   struct Accumulators {
     typename Group::Acc acc[kMaxActs];
     Accumulators() {
@@ -509,7 +531,6 @@ struct Blocks32Kernel {
   static void StoreTile(const Accumulators& acc, float* out) {
     for (int b = 0; b < NB; ++b) out[b] = Group::Reduce(acc.acc[b]);
   }
-#endif
 };
 
 using Q8_0Kernel = Blocks32Kernel<Q8_0Levels>;
