@@ -307,6 +307,9 @@ template <bool kFiveBit, class Block>
 HWY_INLINE __m256i ScaledDots512(const Block& block, const KScales& sc, const int8_t* x) {
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i scales = _mm512_castsi256_si512(sc.sc16);
+  // Q5_K: the 32 qh bytes in both halves (Q4_K: unused).
+  __m512i qh = _mm512_setzero_si512();
+  if constexpr (kFiveBit) qh = _mm512_broadcast_i64x4(LoadBytes32(block.qh));
   __m512i sum = _mm512_setzero_si512();
   for (int p = 0; p < 2; ++p) {
     const __m512i raw = _mm512_loadu_si512(block.qs + 64 * p);
@@ -314,7 +317,6 @@ HWY_INLINE __m256i ScaledDots512(const Block& block, const KScales& sc, const in
     __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
     const int j = 4 * p;   // sub-blocks j, j + 2 (lo) and j + 1, j + 3 (hi)
     if constexpr (kFiveBit) {
-      const __m512i qh = _mm512_broadcast_i64x4(LoadBytes32(block.qh));
       const __m512i one = _mm512_set1_epi8(0x01);
       const auto fifth = [&](int a, int b) {  // bit a (low half) / b (high half) of each byte, to bit 4
         const __m512i counts = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(a)),
