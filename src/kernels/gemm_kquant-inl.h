@@ -146,11 +146,14 @@ HWY_INLINE __m256i ReducePairs4(const __m256i h[4]) {
 }
 
 // [dx_0, dx_0, dx_1, dx_1 | dx_2, dx_2, dx_3, dx_3] of super-block i for the
-// `n` (<= 4) activation rows at acts (missing rows: 0).
+// `n` (<= 4) activation rows at acts (missing rows: 0). Built in registers:
+// scalar stores into a stack array read back as one vector cannot be
+// store-forwarded, and that stall (~20 cycles per super-block) dominated the
+// verification widths.
 HWY_INLINE __m256 PairedActScales(const ActRow* acts, int n, int64_t i) {
-  alignas(32) float dx[8] = {};
-  for (int t = 0; t < n; ++t) dx[2 * t] = dx[2 * t + 1] = acts[t].d[i];
-  return _mm256_load_ps(dx);
+  const auto at = [&](int t) { return t < n ? acts[t].d[i] : 0.0f; };
+  const __m128 dx = _mm_setr_ps(at(0), at(1), at(2), at(3));
+  return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dx), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
 }
 
 // Width 1: the activation scales d[0 .. N) of N (<= 4) consecutive

@@ -103,11 +103,15 @@ constexpr int RowLane8(int b) { return 4 * (b % 4) + 2 * (b / 4); }
 
 // Super-block i's activation scales of the NB rows at acts, each twice, in
 // row order 8 (missing rows: 0).
+// Built in registers (see PairedActScales: a stack array read back as one
+// vector stalls on store forwarding).
 template <int NB>
 HWY_INLINE __m512 PairedScales8(const ActRow* acts, int64_t i) {
-  alignas(64) float dx[16] = {};
-  for (int b = 0; b < NB; ++b) dx[RowLane8(b)] = dx[RowLane8(b) + 1] = acts[b].d[i];
-  return _mm512_load_ps(dx);
+  const auto at = [&](int b) { return b < NB ? acts[b].d[i] : 0.0f; };
+  const __m256 dx = _mm256_setr_ps(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
+  // Lanes RowLane8(b), RowLane8(b) + 1 = dx[b].
+  const __m512i index = _mm512_setr_epi32(0, 0, 4, 4, 1, 1, 5, 5, 2, 2, 6, 6, 3, 3, 7, 7);
+  return _mm512_permutexvar_ps(index, _mm512_castps256_ps512(dx));
 }
 
 // Lane accumulators of up to eight activation rows, one 16-lane vector per
