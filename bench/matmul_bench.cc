@@ -62,6 +62,7 @@
 #include "core/timer.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
+#include "kernels/row_groups.h"
 #include "kernels/targets.h"
 
 #if defined(__x86_64__)
@@ -400,6 +401,24 @@ const Matrix& GetMatrix(DType type, int64_t megabytes, int64_t cols = kCols) {
   return *m;
 }
 
+// The same matrix in the row-group layout (kernels/row_groups.h), its rows
+// cut to a multiple of 16.
+const Matrix& GetRowGroupMatrix(DType type, int64_t megabytes, int64_t cols = kCols) {
+  static std::vector<std::pair<std::tuple<int, int64_t, int64_t>, Matrix*>> cache;
+  for (auto& [key, m] : cache) {
+    if (key == std::tuple<int, int64_t, int64_t>(static_cast<int>(type), megabytes, cols)) return *m;
+  }
+  const Matrix& natural = GetMatrix(type, megabytes, cols);
+  auto* m = new Matrix;
+  const int64_t rows = natural.view.rows / kGroupRows * kGroupRows;
+  m->bytes.resize(RowBytes(type, cols) * rows);
+  ToRowGroups(type, natural.bytes.data(), natural.view.row_stride_bytes, cols, 0, rows / kGroupRows, m->bytes.data());
+  m->view = MakeMatrixView(type, m->bytes.data(), rows, cols);
+  m->view.row_groups = true;
+  cache.push_back({{static_cast<int>(type), megabytes, cols}, m});
+  return *m;
+}
+
 std::vector<float> Activations(int64_t width, int64_t cols = kCols) {
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -408,8 +427,8 @@ std::vector<float> Activations(int64_t width, int64_t cols = kCols) {
   return x;
 }
 
-void BM_Decode(benchmark::State& state, DType type) {
-  const Matrix& m = GetMatrix(type, state.range(0));
+void DecodeCase(benchmark::State& state, DType type, bool row_groups) {
+  const Matrix& m = row_groups ? GetRowGroupMatrix(type, state.range(0)) : GetMatrix(type, state.range(0));
   const std::vector<float> x = Activations(1);
   std::vector<float> y(static_cast<size_t>(m.view.rows));
   const Bandwidth bw = MeasuredBandwidth();
@@ -420,11 +439,14 @@ void BM_Decode(benchmark::State& state, DType type) {
   state.counters["of_bw"] = bytes / t.wall / bw.wall;
   state.counters["GB/s_cpu"] = bytes / t.cpu / 1e9;
   state.counters["of_bw_cpu"] = bytes / t.cpu / bw.cpu;
-  const std::string key =
-      std::string("decode ") + TypeName(type) + " " + std::to_string(state.range(0)) + " MB";
+  const std::string key = std::string("decode ") + TypeName(type) + (row_groups ? " row groups " : " ") +
+                          std::to_string(state.range(0)) + " MB";
   Summary()[key + " of_bw"] = bytes / t.wall / bw.wall;
   Summary()[key + " of_bw_cpu"] = bytes / t.cpu / bw.cpu;
 }
+
+void BM_Decode(benchmark::State& state, DType type) { DecodeCase(state, type, false); }
+void BM_DecodeRowGroups(benchmark::State& state, DType type) { DecodeCase(state, type, true); }
 
 // Decode kernel on one thread over a cache-resident matrix (~400 KB x
 // state.range(0) columns, inside the 512 KB L2): weight GB/s per core when
@@ -451,9 +473,9 @@ void BM_DecodeCompute(benchmark::State& state, DType type) {
 }
 
 // One thread, cache-resident matrix of 1024 columns, width state.range(0).
-void BM_WidthCompute(benchmark::State& state, DType type) {
+void WidthComputeCase(benchmark::State& state, DType type, bool row_groups) {
   const int64_t cols = 1024, width = state.range(0);
-  const Matrix& m = GetMatrix(type, 0, cols);
+  const Matrix& m = row_groups ? GetRowGroupMatrix(type, 0, cols) : GetMatrix(type, 0, cols);
   const std::vector<float> x = Activations(width, cols);
   std::vector<float> y(static_cast<size_t>(m.view.rows * width));
   static ThreadPool single(1);
@@ -466,9 +488,13 @@ void BM_WidthCompute(benchmark::State& state, DType type) {
   const double gbs = static_cast<double>(m.bytes.size()) / per_call / 1e9;
   state.counters["GB/s_core"] = gbs;
   state.counters["GMAC/s_core"] = static_cast<double>(m.view.rows) * cols * width / per_call / 1e9;
-  Summary()[std::string("width ") + TypeName(type) + " " + std::to_string(width) + " in-cache weight GB/s per core"] =
-      gbs;
+  Summary()[std::string("width ") + TypeName(type) + (row_groups ? " row groups " : " ") + std::to_string(width) +
+            " in-cache weight GB/s per core"] = gbs;
 }
+
+void BM_WidthCompute(benchmark::State& state, DType type) { WidthComputeCase(state, type, false); }
+// The row-group layout (Q4_K / Q6_K; row-group kernels on AVX3_DL, natural rows rebuilt elsewhere).
+void BM_WidthComputeRowGroups(benchmark::State& state, DType type) { WidthComputeCase(state, type, true); }
 
 // Time per call at width 1 for the 64 MB matrix of `type` (median of 9).
 CallTime WidthOneTime(DType type) {
@@ -617,6 +643,22 @@ BENCHMARK_CAPTURE(BM_Decode, q6_K, DType::kQ6_K)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_DecodeRowGroups, q4_K, DType::kQ4_K)
+    ->Arg(64)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_DecodeRowGroups, q6_K, DType::kQ6_K)
+    ->Arg(64)
+    ->Arg(256)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q4_K, DType::kQ4_K)
+    ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q6_K, DType::kQ6_K)
+    ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_Width, q8_0, DType::kQ8_0)
     ->Arg(1)
     ->Arg(2)

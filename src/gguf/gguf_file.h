@@ -126,6 +126,8 @@ class GgufFile {
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   size_t file_size() const { return size_; }
+  // Whether the bytes are a read-only file mapping (pages can be dropped and re-read).
+  bool mapped() const { return mapped_; }
   // Start of the data blob: the end of the tensor infos rounded up to alignment().
   // Files without tensors may end before it (llama.cpp omits that padding then).
   size_t data_offset() const { return data_offset_; }

@@ -38,6 +38,8 @@
 #include "kernels/gemm_kquant2-inl.h"
 // Arm (NEON and SVE targets): the K-quant kernels of both files above.
 #include "kernels/gemm_kquant_neon-inl.h"
+// Row-group layout (AVX3_DL: Q4_K, Q6_K at widths 1..8).
+#include "kernels/gemm_row_groups-inl.h"
 #include "kernels/quant_act-inl.h"
 
 #ifndef CAIRN_KERNELS_MATMUL_ONCE_
@@ -47,6 +49,7 @@
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
 #include "kernels/quant_act.h"
+#include "kernels/row_groups.h"
 namespace cairn::kernels {
 // Weight rows whose data is reused from cache across all activation tiles.
 inline constexpr int64_t kRowBlock = 16;
@@ -349,6 +352,75 @@ ActFormat TargetActFormat(DType type, int64_t batch) {
   return ActFormatFor(type);
 }
 
+// Whether this target runs row-group matrices of `type` at width `batch`
+// with a row-group kernel (else: natural rows rebuilt on the fly).
+bool UsesRowGroupKernel(DType type, int64_t batch) {
+  (void)batch;  // every width: tiles of up to kRowGroupMaxActs activation rows
+  switch (type) {
+    case DType::kQ4_K: return RowGroupKernel<DType::kQ4_K>::kAvailable;
+    case DType::kQ6_K: return RowGroupKernel<DType::kQ6_K>::kAvailable;
+    default: return false;
+  }
+}
+
+// The activation format w's kernel reads at this width (row-group kernels:
+// natural Q8K).
+ActFormat ActFormatOf(const MatrixView& w, int64_t batch) {
+  if (w.row_groups && UsesRowGroupKernel(w.type, batch)) return ActFormat::kQ8K;
+  return TargetActFormat(w.type, batch);
+}
+
+template <DType kType>
+void RunRowGroupsOf(const MatrixView& w, const ActRow* acts, int64_t batch, float* y, int64_t ldy, int64_t r0,
+                    int64_t r1) {
+  using Kernel = RowGroupKernel<kType>;
+  if constexpr (Kernel::kAvailable) {
+    const int64_t blocks = w.cols / kQKK;
+    const auto* data = static_cast<const uint8_t*>(w.data);
+    // Whole groups; a range that starts or ends inside one (a split of
+    // MatMulSameInput's global rows) computes the group and keeps its rows.
+    // Per group, activation tiles of up to 8 rows (balanced): the group's
+    // weights are re-read from cache by each tile, the tile's activations
+    // from L1/L2 by each group.
+    for (int64_t g = r0 / kGroupRows; g * kGroupRows < r1; ++g) {
+      const int64_t lo = std::max(r0, g * kGroupRows), hi = std::min(r1, (g + 1) * kGroupRows);
+      const uint8_t* group = data + static_cast<size_t>(g * blocks) * Kernel::kGroupBlockBytes;
+      ForEachActTile<kRowGroupMaxActs>(batch, [&](int64_t b0, int nb) {
+        alignas(64) float out[kRowGroupMaxActs * kGroupRows];
+        SwitchActs<kRowGroupMaxActs>(nb, [&](auto n) {
+          Kernel::template Run<decltype(n)::value>(group, blocks, acts + b0, out);
+        });
+        for (int b = 0; b < nb; ++b) {
+          for (int64_t r = lo; r < hi; ++r) y[(b0 + b) * ldy + r] = out[b * kGroupRows + (r - g * kGroupRows)];
+        }
+      });
+    }
+  }
+}
+
+// Rows [r0, r1) of a row-group matrix: the row-group kernel, or natural rows
+// rebuilt group by group into per-thread scratch for the type's usual kernel
+// (prefill, and targets without a row-group kernel: the same operations per
+// (row, activation row), so the same bits).
+void RunRowGroups(const MatrixView& w, const ActRow* qacts, const float* const* facts, int64_t batch, float* y,
+                  int64_t ldy, int64_t r0, int64_t r1) {
+  if (UsesRowGroupKernel(w.type, batch)) {
+    if (w.type == DType::kQ4_K) return RunRowGroupsOf<DType::kQ4_K>(w, qacts, batch, y, ldy, r0, r1);
+    return RunRowGroupsOf<DType::kQ6_K>(w, qacts, batch, y, ldy, r0, r1);
+  }
+  const size_t row_bytes = RowBytes(w.type, w.cols);
+  thread_local AlignedBuffer<uint8_t> rebuilt;
+  if (rebuilt.size() < kGroupRows * row_bytes) rebuilt.Resize(kGroupRows * row_bytes);
+  for (int64_t g0 = r0 / kGroupRows * kGroupRows; g0 < r1; g0 += kGroupRows) {
+    const int64_t lo = std::max(r0, g0), hi = std::min(r1, g0 + kGroupRows);
+    for (int64_t r = lo; r < hi; ++r) {
+      RowFromGroups(w.type, static_cast<const uint8_t*>(w.data), w.cols, r, rebuilt.data() + (r - lo) * row_bytes);
+    }
+    const MatrixView natural = MakeMatrixView(w.type, rebuilt.data(), hi - lo, w.cols);
+    RunRowsOfType(natural, qacts, facts, batch, y + lo, ldy, 0, hi - lo);
+  }
+}
+
 void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const float* x, int64_t ldx, int64_t batch,
                            ThreadPool& pool) {
   const int64_t cols = outs[0].w.cols;
@@ -363,7 +435,7 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
     if (IsFloatWeight(outs[i].w.type)) {
       any_float = true;
     } else {
-      used[static_cast<int>(TargetActFormat(outs[i].w.type, batch))] = true;
+      used[static_cast<int>(ActFormatOf(outs[i].w, batch))] = true;
     }
   }
   size_t offset[kFormats] = {};
@@ -416,8 +488,12 @@ void MatMulSameInputTarget(const MatMulOutput* outs, size_t num_outs, const floa
       const int64_t r0 = std::max<int64_t>(g0 - base, 0);
       const int64_t r1 = std::min<int64_t>(g1 - base, w.rows);
       if (r0 < r1) {
-        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(TargetActFormat(w.type, batch))].data();
-        RunRowsOfType(w, q, facts.data(), batch, outs[i].y, outs[i].ldy, r0, r1);
+        const ActRow* q = IsFloatWeight(w.type) ? nullptr : qacts[static_cast<int>(ActFormatOf(w, batch))].data();
+        if (w.row_groups) {
+          RunRowGroups(w, q, facts.data(), batch, outs[i].y, outs[i].ldy, r0, r1);
+        } else {
+          RunRowsOfType(w, q, facts.data(), batch, outs[i].y, outs[i].ldy, r0, r1);
+        }
       }
       base += w.rows;
     }
@@ -441,6 +517,9 @@ namespace cairn::kernels {
 
 HWY_EXPORT(MatMulSameInputTarget);
 HWY_EXPORT(KernelIsSimdTarget);
+HWY_EXPORT(UsesRowGroupKernel);
+
+bool MatMulPrefersRowGroups(DType type) { return HWY_DYNAMIC_DISPATCH(UsesRowGroupKernel)(type, 1); }
 
 bool MatMulKernelIsSimd(DType type) { return HWY_DYNAMIC_DISPATCH(KernelIsSimdTarget)(type); }
 
@@ -453,6 +532,7 @@ void MatMulSameInput(std::span<const MatMulOutput> outs, const float* x, int64_t
     CAIRN_CHECK(o.w.cols == outs[0].w.cols);
     CAIRN_CHECK(o.w.cols % GetDTypeInfo(o.w.type).block_elems == 0);
     CAIRN_CHECK(ldx >= o.w.cols && o.ldy >= o.w.rows);
+    CAIRN_CHECK(!o.w.row_groups || (HasRowGroupLayout(o.w.type) && o.w.rows % kGroupRows == 0));
     rows += o.w.rows;
   }
   if (batch == 0 || rows == 0) return;
@@ -467,6 +547,12 @@ void MatMul(const MatrixView& w, const float* x, int64_t ldx, int64_t batch, flo
 
 void GetRow(const MatrixView& w, int64_t r, float* out) {
   CAIRN_CHECK(r >= 0 && r < w.rows);
+  if (w.row_groups) {
+    thread_local std::vector<uint8_t> row;
+    row.resize(RowBytes(w.type, w.cols));
+    RowFromGroups(w.type, static_cast<const uint8_t*>(w.data), w.cols, r, row.data());
+    return DequantizeRow(w.type, row.data(), w.cols, out);
+  }
   DequantizeRow(w.type, w.Row(r), w.cols, out);
 }
 

@@ -26,7 +26,12 @@ struct MatrixView {
   int64_t rows = 0;              // output features
   int64_t cols = 0;              // input features (multiple of the type's block size)
   size_t row_stride_bytes = 0;   // usually RowBytes(type, cols)
+  // Rows stored in groups of 16, interleaved by 32-bit words (row_groups.h;
+  // rows a multiple of 16, row_stride_bytes = RowBytes): Row() is then not a
+  // row, RowFromGroups rebuilds one. MatMul and GetRow take either layout.
+  bool row_groups = false;
 
+  // Natural layout only.
   const uint8_t* Row(int64_t r) const {
     return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * row_stride_bytes;
   }
@@ -67,5 +72,10 @@ bool MatMulKernelIsSimd(DType type);
 
 // Dequantizes row r of w into out[0..cols) (embedding lookup).
 void GetRow(const MatrixView& w, int64_t r, float* out);
+
+// Whether the target that dispatch picks now has a row-group kernel for
+// `type` (row_groups.h): model loading converts such matrices (rows a
+// multiple of 16) when this is true. Same results either way (bit-identical).
+bool MatMulPrefersRowGroups(DType type);
 
 }  // namespace cairn::kernels

@@ -1,7 +1,9 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -25,7 +27,9 @@ std::unique_ptr<Model> Model::Load(const std::string& path, const LoadOptions& o
   if (embd == nullptr) Fail("model file is missing tensor 'token_embd.weight'");
   if (embd->shape.size() != 2) Fail("tensor 'token_embd.weight' must be 2-D");
   m->config_.n_vocab = static_cast<int>(embd->shape[1]);
-  m->weights_ = BindWeights(*m->file_, m->config_, &m->f32_arena_);
+  const char* env = std::getenv("CAIRN_ROW_GROUPS");
+  const bool row_groups = options.row_groups && !(env != nullptr && std::string_view(env) == "0");
+  m->weights_ = BindWeights(*m->file_, m->config_, &m->f32_arena_, row_groups ? &m->row_group_arena_ : nullptr);
   m->config_.tied_output = m->file_->FindTensor("output.weight") == nullptr;
   if (options.verbose) LogInfo("loaded {}: {}", path, m->config_.Describe());
   return m;

@@ -68,6 +68,10 @@ class Model {
  public:
   struct LoadOptions {
     bool verbose = false;  // progress on a terminal
+    // Convert the matrices that have a faster row-group kernel on this CPU
+    // (BindWeights; same results). CAIRN_ROW_GROUPS=0 in the environment
+    // turns it off (A/B timing).
+    bool row_groups = true;
   };
   // Maps and validates the file; throws cairn::Error naming the bad key/tensor.
   static std::unique_ptr<Model> Load(const std::string& path, const LoadOptions& options);
@@ -105,6 +109,7 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   std::vector<AlignedBuffer<float>> f32_arena_;
+  std::vector<AlignedBuffer<uint8_t>> row_group_arena_;  // matrices in the row-group layout
 };
 
 }  // namespace cairn::model

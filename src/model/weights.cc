@@ -1,10 +1,16 @@
 #include "model/weights.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "kernels/quant.h"
+#include "kernels/row_groups.h"
 
 namespace cairn::model {
 namespace {
@@ -17,8 +23,9 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 class Binder {
  public:
-  Binder(const gguf::GgufFile& file, std::vector<AlignedBuffer<float>>* arena, size_t* bytes)
-      : file_(file), arena_(arena), bytes_(bytes) {}
+  Binder(const gguf::GgufFile& file, std::vector<AlignedBuffer<float>>* arena,
+         std::vector<AlignedBuffer<uint8_t>>* row_group_arena, size_t* bytes)
+      : file_(file), arena_(arena), row_group_arena_(row_group_arena), bytes_(bytes) {}
 
   const gguf::TensorInfo* Find(const std::string& name) const { return file_.FindTensor(name); }
 
@@ -29,7 +36,9 @@ class Binder {
   }
 
   // A matrix with ne = {cols, rows}.
-  MatrixView Matrix(const std::string& name, int64_t rows, int64_t cols) {
+  // row_groups: whether the matrix may be converted (the token embedding
+  // is only read row by row, unless it is also the output matrix).
+  MatrixView Matrix(const std::string& name, int64_t rows, int64_t cols, bool row_groups = true) {
     const gguf::TensorInfo& t = Require(name);
     const bool shape_ok = (t.shape.size() == 2 && t.shape[0] == cols && t.shape[1] == rows) ||
                           (t.shape.size() == 1 && rows == 1 && t.shape[0] == cols);
@@ -41,7 +50,33 @@ class Binder {
            "q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_xs)", name, GetDTypeInfo(t.type).name);
     }
     *bytes_ += t.bytes;
-    return kernels::MakeMatrixView(t.type, t.data, rows, cols);
+    const kernels::MatrixView natural = kernels::MakeMatrixView(t.type, t.data, rows, cols);
+    if (!row_groups || row_group_arena_ == nullptr || rows % kernels::kGroupRows != 0 ||
+        !kernels::MatMulPrefersRowGroups(t.type)) {
+      return natural;
+    }
+    return ToRowGroups(natural, t.bytes);
+  }
+
+  // A copy of `natural` in the row-group layout; the file pages it came from
+  // are released (a private read-only mapping re-reads them if ever touched).
+  // Converted a few MB at a time, each slice's source pages released before
+  // the next, so the peak stays one copy of the weights plus one slice.
+  MatrixView ToRowGroups(const MatrixView& natural, size_t bytes) {
+    AlignedBuffer<uint8_t>& buf = row_group_arena_->emplace_back(bytes);
+    const auto* src = static_cast<const uint8_t*>(natural.data);
+    const size_t group_bytes = natural.row_stride_bytes * kernels::kGroupRows;
+    const int64_t groups = natural.rows / kernels::kGroupRows;
+    const int64_t slice = std::max<int64_t>(1, static_cast<int64_t>((size_t{8} << 20) / group_bytes));
+    for (int64_t g0 = 0; g0 < groups; g0 += slice) {
+      const int64_t g1 = std::min(groups, g0 + slice);
+      kernels::ToRowGroups(natural.type, src, natural.row_stride_bytes, natural.cols, g0, g1, buf.data());
+      if (file_.mapped()) ReleasePages(src + g0 * group_bytes, src + g1 * group_bytes);
+    }
+    MatrixView view = natural;
+    view.data = buf.data();
+    view.row_groups = true;
+    return view;
   }
 
   // A small tensor of exactly `count` elements, converted to F32.
@@ -67,8 +102,19 @@ class Binder {
   }
 
  private:
+  // Drops the whole pages inside [begin, end) of the file mapping from the
+  // process (MADV_DONTNEED on a private read-only mapping: a later touch
+  // re-reads the file, so nothing is lost).
+  static void ReleasePages(const uint8_t* begin, const uint8_t* end) {
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+    const uintptr_t last = reinterpret_cast<uintptr_t>(end) / page * page;
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
+
   const gguf::GgufFile& file_;
   std::vector<AlignedBuffer<float>>* arena_;
+  std::vector<AlignedBuffer<uint8_t>>* row_group_arena_;
   size_t* bytes_;
 };
 
@@ -127,15 +173,20 @@ void BindLayer(Binder& b, const ModelConfig& c, int il, LayerKind kind, LayerWei
 
 }  // namespace
 
-ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& c, std::vector<AlignedBuffer<float>>* arena) {
+ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& c, std::vector<AlignedBuffer<float>>* arena,
+                         std::vector<AlignedBuffer<uint8_t>>* row_group_arena) {
   ModelWeights w;
-  Binder b(file, arena, &w.bytes);
+  Binder b(file, arena, row_group_arena, &w.bytes);
   const gguf::TensorInfo& embd = b.Require("token_embd.weight");
   if (embd.shape.size() != 2 || embd.shape[0] != c.n_embd) {
     Fail("tensor 'token_embd.weight' has shape {}, expected {{{}, n_vocab}}", ShapeString(embd.shape), c.n_embd);
   }
   const int64_t n_vocab = embd.shape[1];
-  w.token_embd = b.Matrix("token_embd.weight", n_vocab, c.n_embd);
+  // Kept as the file stores it when a separate output matrix exists: a
+  // token's row is all a lookup reads, and converting it would make the
+  // whole table resident.
+  const bool tied = b.Find("output.weight") == nullptr;
+  w.token_embd = b.Matrix("token_embd.weight", n_vocab, c.n_embd, /*row_groups=*/tied);
   w.output_norm = b.Vector("output_norm.weight", c.n_embd);
   if (b.Find("output.weight")) {
     w.output = b.Matrix("output.weight", n_vocab, c.n_embd);

@@ -92,8 +92,14 @@ struct ModelWeights {
 };
 
 // Binds every tensor the config needs. `f32_arena` receives the F32 copies of
-// small tensors and must outlive the returned pointers.
+// small tensors and must outlive the returned pointers. With `row_group_arena`
+// (may be null), matrices whose type has a row-group kernel on the CPU's
+// dispatch target (kernels::MatMulPrefersRowGroups) and whose rows are a
+// multiple of 16 are converted into that layout (kernels/row_groups.h): the
+// arena receives them, and the file pages they came from are dropped from the
+// process (a mapped file), so resident memory stays one copy of the weights.
 ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& config,
-                         std::vector<AlignedBuffer<float>>* f32_arena);
+                         std::vector<AlignedBuffer<float>>* f32_arena,
+                         std::vector<AlignedBuffer<uint8_t>>* row_group_arena = nullptr);
 
 }  // namespace cairn::model

@@ -1,0 +1,273 @@
+// AVX-512 VNNI (AVX3_DL) kernels for Q4_K and Q6_K weights in the row-group
+// layout (row_groups.h) against natural Q8K activations: decode (width 1)
+// and verification widths up to 8. Included by matmul.cc once per Highway
+// target; only AVX3_DL defines them (RowGroupKernel<type>::kAvailable).
+//
+// Every 32-bit lane belongs to one weight row from the first load to the
+// final store: plane k of a super-block holds word k of the 16 rows' blocks,
+// so one vpdpbusd with an activation word broadcast to all lanes adds four
+// level x activation products to each of the 16 rows. Per super-block and 16
+// rows: Q4_K 32 plane loads, 64 masks (low nibble & 0x0F, high nibble kept
+// in place & 0xF0, i.e. 16x the level), 64 vpdpbusd, 8 vpmulld and about 20
+// operations for the scales of all 16 rows; the per-row cost of the natural
+// layout's kernel (scale unpacking, sub-block scale spreading, horizontal
+// sums: ~50 operations per row and super-block) becomes about 11.
+//
+// The integers and float operations are dot_ref.h's, so the results are
+// bit-identical to MatMulReference (and to the natural-layout kernels):
+//   Q4_K: sumi = sum_j sc_j dot_j, exact in int32 as 16 sumi = sum over even j
+//     of (16 sc_j) dot_j + sum over odd j of sc_j (16 dot_j) (the high
+//     nibbles are used in place: 16x their level), then an exact shift right
+//     by 4 (|16 sumi| <= 16 * 8 * 63 * 32 * 15 * 128 < 2^31);
+//     summ = sum_j m_j (bsum_2j + bsum_2j+1), as int16 pairs with vpdpwssd;
+//     lane 2k += (dx * d) * float(sumi), lane 2k + 1 += -(dx * dmin) *
+//     float(summ) (fused, one rounding each, as the reference), k = i mod 4.
+//   Q6_K: sumi = sum_k sc_k dot_k - 32 sum_k sc_k bsum_k (levels 0..63), lane
+//     2k += (dx * d) * float(sumi); odd lanes stay +0.
+//   Result: ReduceLanes8 of each row's eight lanes, done on 16 rows at once.
+#if defined(CAIRN_KERNELS_GEMM_ROW_GROUPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef CAIRN_KERNELS_GEMM_ROW_GROUPS_INL_H_
+#undef CAIRN_KERNELS_GEMM_ROW_GROUPS_INL_H_
+#else
+#define CAIRN_KERNELS_GEMM_ROW_GROUPS_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "kernels/quant_act.h"
+#include "kernels/row_groups.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cairn::kernels {
+namespace HWY_NAMESPACE {
+
+// Kernels for the row-group layout: RowGroupKernel<type>::kAvailable, and
+// Run<NB>(group, blocks, acts, out) writing out[b * 16 + r] for NB <= 8
+// activation rows.
+template <DType kType>
+struct RowGroupKernel {
+  static constexpr bool kAvailable = false;
+};
+
+inline constexpr int kRowGroupMaxActs = 8;
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+namespace row_groups {
+
+// Super-blocks of 16 rows (2304 / 3360 bytes) prefetched ahead of the one
+// being computed: the hardware prefetchers alone streamed Q6_K's planes at
+// half the bandwidth (PrefetchBytes is gemm_kquant-inl.h's).
+inline constexpr int kRowGroupPrefetchBlocks = 1;
+
+HWY_INLINE __m512i Plane(const uint8_t* p, int k) { return _mm512_loadu_si512(p + 64 * k); }
+
+// The 32-bit word at p in all 16 lanes (folded into vpdpbusd as a broadcast operand).
+HWY_INLINE __m512i Word(const int8_t* p) {
+  int32_t w;
+  std::memcpy(&w, p, 4);
+  return _mm512_set1_epi32(w);
+}
+
+HWY_INLINE __m512i Bytes(uint32_t v) { return _mm512_set1_epi32(static_cast<int32_t>(v)); }
+
+// (OrMasked, a | (b & mask), is gemm_kquant_avx512-inl.h's.)
+
+// Dword q (< 8) of v in all 16 lanes.
+HWY_INLINE __m512i LaneOf(__m256i v, int q) {
+  return _mm512_permutexvar_epi32(_mm512_set1_epi32(q), _mm512_castsi256_si512(v));
+}
+
+// The 16 words of a super-block's bsums, word-shuffled within each 128-bit
+// half so that dword 2m = (w[4m], w[4m + 2]), dword 2m + 1 = (w[4m + 1],
+// w[4m + 3]) (m < 4; w the words in order): the int16 pairs vpdpwssd
+// multiplies with (s[4m], s[4m + 2]) and (s[4m + 1], s[4m + 3]).
+HWY_INLINE __m256i PairWords(__m256i w) {
+  const __m256i order = _mm256_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15,  //
+                                         0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+  return _mm256_shuffle_epi8(w, order);
+}
+
+// out[b * 16 + r] = ReduceLanes8 of row r's lanes of activation row b, with
+// lanes[b][l] holding lane l of the 16 rows.
+template <int NB>
+HWY_INLINE void StoreRows(const __m512 lanes[][8], float* out) {
+  for (int b = 0; b < NB; ++b) {
+    const __m512* v = lanes[b];
+    const __m512 s0 = _mm512_add_ps(v[0], v[4]), s1 = _mm512_add_ps(v[1], v[5]);
+    const __m512 s2 = _mm512_add_ps(v[2], v[6]), s3 = _mm512_add_ps(v[3], v[7]);
+    _mm512_storeu_ps(out + 16 * b, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+  }
+}
+
+}  // namespace row_groups
+
+template <>
+struct RowGroupKernel<DType::kQ4_K> {
+  static constexpr bool kAvailable = true;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * 144;
+
+  template <int NB>
+  static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
+    using namespace row_groups;
+    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+    __m512 lanes[NB][8];
+    for (int b = 0; b < NB; ++b) {
+      for (int l = 0; l < 8; ++l) lanes[b][l] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = Bytes(0x0F0F0F0F), high4 = Bytes(0xF0F0F0F0);
+    for (int64_t i = 0; i < blocks; ++i) {
+      const uint8_t* blk = group + i * kGroupBlockBytes;
+      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+      // Plane 0: [d | dmin] (F16) of each row; planes 1..3: the 12 scale bytes.
+      const __m512i dd = Plane(blk, 0);
+      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+      const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+      const __m512i p1 = Plane(blk, 1), p2 = Plane(blk, 2), p3 = Plane(blk, 3);
+      const __m512i six = Bytes(0x3F3F3F3F), top2 = Bytes(0x30303030);
+      // Bytes m of each lane: scale (mins) m of 0..3 and 4..7 (UnpackKScales's 64-bit form, per lane).
+      const __m512i sc03 = _mm512_and_si512(p1, six);
+      const __m512i mn03 = _mm512_and_si512(p2, six);
+      const __m512i sc47 = OrMasked(_mm512_and_si512(p3, low4), _mm512_srli_epi32(p1, 2), top2);
+      const __m512i mn47 =
+          OrMasked(_mm512_and_si512(_mm512_srli_epi32(p3, 4), low4), _mm512_srli_epi32(p2, 2), top2);
+      // Multipliers of sub-block j: 16 sc_j for even j (low nibbles), sc_j for odd j (high nibbles, 16x).
+      const __m512i byte = _mm512_set1_epi32(0xFF), byte16 = _mm512_set1_epi32(0xFF0);
+      __m512i scale[8];
+      scale[0] = _mm512_and_si512(_mm512_slli_epi32(sc03, 4), byte16);
+      scale[1] = _mm512_and_si512(_mm512_srli_epi32(sc03, 8), byte);
+      scale[2] = _mm512_and_si512(_mm512_srli_epi32(sc03, 12), byte16);
+      scale[3] = _mm512_srli_epi32(sc03, 24);
+      scale[4] = _mm512_and_si512(_mm512_slli_epi32(sc47, 4), byte16);
+      scale[5] = _mm512_and_si512(_mm512_srli_epi32(sc47, 8), byte);
+      scale[6] = _mm512_and_si512(_mm512_srli_epi32(sc47, 12), byte16);
+      scale[7] = _mm512_srli_epi32(sc47, 24);
+      // Mins as int16 pairs (m0, m2), (m1, m3), (m4, m6), (m5, m7).
+      const __m512i word = _mm512_set1_epi32(0x00FF00FF);
+      const __m512i min_pairs[4] = {_mm512_and_si512(mn03, word), _mm512_and_si512(_mm512_srli_epi32(mn03, 8), word),
+                                    _mm512_and_si512(mn47, word), _mm512_and_si512(_mm512_srli_epi32(mn47, 8), word)};
+      __m512i sums[NB];  // 16 sumi per activation row
+      for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
+      for (int g = 0; g < 4; ++g) {
+        // Plane 4 + 8g + k: qs bytes 32g + 4k .. + 3 = levels 4k .. 4k + 3 of sub-blocks 2g (low) and 2g + 1 (high).
+        __m512i lo[8], hi[8];
+        for (int k = 0; k < 8; ++k) {
+          const __m512i z = Plane(blk, 4 + 8 * g + k);
+          lo[k] = _mm512_and_si512(z, low4);
+          hi[k] = _mm512_and_si512(z, high4);
+        }
+        for (int b = 0; b < NB; ++b) {
+          const int8_t* x = acts[b].qs + i * 256 + 64 * g;
+          __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+          for (int k = 0; k < 8; ++k) {
+            dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[k], Word(x + 4 * k));
+            dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[k], Word(x + 32 + 4 * k));
+          }
+          sums[b] = _mm512_add_epi32(sums[b], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, scale[2 * g]),
+                                                               _mm512_mullo_epi32(dot_hi, scale[2 * g + 1])));
+        }
+      }
+      const int k2 = 2 * static_cast<int>(i % 4);
+      for (int b = 0; b < NB; ++b) {
+        // Bsums of the 32-element sub-blocks (B_j = bsum_2j + bsum_2j+1) as pairs (B0, B2), (B1, B3), (B4, B6), (B5, B7).
+        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].bsums + i * 16));
+        const __m256i sub = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
+        const __m256i pairs = PairWords(_mm256_packs_epi32(sub, _mm256_setzero_si256()));
+        __m512i summ = _mm512_dpwssd_epi32(_mm512_setzero_si512(), min_pairs[0], LaneOf(pairs, 0));
+        summ = _mm512_dpwssd_epi32(summ, min_pairs[1], LaneOf(pairs, 1));
+        summ = _mm512_dpwssd_epi32(summ, min_pairs[2], LaneOf(pairs, 4));
+        summ = _mm512_dpwssd_epi32(summ, min_pairs[3], LaneOf(pairs, 5));
+        const __m512i sumi = _mm512_srai_epi32(sums[b], 4);
+        const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
+        lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
+        lanes[b][k2 + 1] = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(summ), lanes[b][k2 + 1]);
+      }
+    }
+    StoreRows<NB>(lanes, out);
+  }
+};
+
+template <>
+struct RowGroupKernel<DType::kQ6_K> {
+  static constexpr bool kAvailable = true;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * 210;
+
+  template <int NB>
+  static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
+    using namespace row_groups;
+    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+    __m512 lanes[NB][8];
+    for (int b = 0; b < NB; ++b) {
+      for (int l = 0; l < 8; ++l) lanes[b][l] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = Bytes(0x0F0F0F0F), bits45 = Bytes(0x30303030);
+    for (int64_t i = 0; i < blocks; ++i) {
+      const uint8_t* blk = group + i * kGroupBlockBytes;
+      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+      // Planes 0..31: ql, 32..47: qh, 48..51: the 16 int8 scales; then the 16 rows' F16 d.
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * 52)));
+      __m512i scale[16];
+      __m512i scale_pairs[8];  // (s[4p], s[4p + 2]) and (s[4p + 1], s[4p + 3]) as int16
+      for (int p = 0; p < 4; ++p) {
+        const __m512i q = Plane(blk, 48 + p);
+        scale[4 * p + 0] = _mm512_srai_epi32(_mm512_slli_epi32(q, 24), 24);
+        scale[4 * p + 1] = _mm512_srai_epi32(_mm512_slli_epi32(q, 16), 24);
+        scale[4 * p + 2] = _mm512_srai_epi32(_mm512_slli_epi32(q, 8), 24);
+        scale[4 * p + 3] = _mm512_srai_epi32(q, 24);
+        scale_pairs[2 * p] = _mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8);
+        scale_pairs[2 * p + 1] = _mm512_srai_epi16(q, 8);
+      }
+      __m512i sums[NB];  // 16 sum_k sc_k dot_k per activation row
+      for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
+      for (int h = 0; h < 2; ++h) {
+        for (int cq = 0; cq < 2; ++cq) {
+          // Chunks c = 4cq .. 4cq + 3 (levels 4c .. 4c + 3 of each 32-level quarter m of half h):
+          // quarter m's levels belong to sub-block 8h + 2m + cq.
+          __m512i q[4][4];  // [m][c - 4cq]
+          for (int c4 = 0; c4 < 4; ++c4) {
+            const int c = 4 * cq + c4;
+            const __m512i a = Plane(blk, 16 * h + c), bq = Plane(blk, 16 * h + 8 + c);
+            const __m512i hb = Plane(blk, 32 + 8 * h + c);
+            q[0][c4] = OrMasked(_mm512_and_si512(a, low4), _mm512_slli_epi32(hb, 4), bits45);
+            q[1][c4] = OrMasked(_mm512_and_si512(bq, low4), _mm512_slli_epi32(hb, 2), bits45);
+            q[2][c4] = OrMasked(_mm512_and_si512(_mm512_srli_epi32(a, 4), low4), hb, bits45);
+            q[3][c4] = OrMasked(_mm512_and_si512(_mm512_srli_epi32(bq, 4), low4), _mm512_srli_epi32(hb, 2), bits45);
+          }
+          for (int b = 0; b < NB; ++b) {
+            const int8_t* x = acts[b].qs + i * 256 + 128 * h + 16 * cq;
+            __m512i acc = sums[b];
+            for (int m = 0; m < 4; ++m) {
+              __m512i dot = _mm512_setzero_si512();
+              for (int c4 = 0; c4 < 4; ++c4) dot = _mm512_dpbusd_epi32(dot, q[m][c4], Word(x + 32 * m + 4 * c4));
+              acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(dot, scale[8 * h + 2 * m + cq]));
+            }
+            sums[b] = acc;
+          }
+        }
+      }
+      const int k2 = 2 * static_cast<int>(i % 4);
+      for (int b = 0; b < NB; ++b) {
+        const __m256i pairs =
+            PairWords(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].bsums + i * 16)));
+        __m512i offset = _mm512_setzero_si512();
+        for (int q = 0; q < 8; ++q) offset = _mm512_dpwssd_epi32(offset, scale_pairs[q], LaneOf(pairs, q));
+        const __m512i sumi = _mm512_sub_epi32(sums[b], _mm512_slli_epi32(offset, 5));
+        const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
+        lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
+      }
+    }
+    StoreRows<NB>(lanes, out);
+  }
+};
+
+#endif  // HWY_AVX3_DL
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cairn::kernels
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard
