@@ -1,4 +1,4 @@
-// AVX-512 VNNI (AVX3_DL) kernels for Q4_K and Q6_K weights in the row-group
+// AVX-512 VNNI (AVX3_DL) kernels for Q4_K, Q5_K and Q6_K weights in the row-group
 // layout (row_groups.h) against natural Q8K activations: decode (width 1)
 // and verification widths up to 8. Included by matmul.cc once per Highway
 // target; only AVX3_DL defines them (RowGroupKernel<type>::kAvailable).
@@ -15,7 +15,8 @@
 //
 // The integers and float operations are dot_ref.h's, so the results are
 // bit-identical to MatMulReference (and to the natural-layout kernels):
-//   Q4_K: sumi = sum_j sc_j dot_j, exact in int32 as 16 sumi = sum over even j
+//   Q4_K (Q5_K: the same with levels 0..31, a fifth bit from the qh planes, and
+//     plain multipliers): sumi = sum_j sc_j dot_j, exact in int32 as 16 sumi = sum over even j
 //     of (16 sc_j) dot_j + sum over odd j of sc_j (16 dot_j) (the high
 //     nibbles are used in place: 16x their level), then an exact shift right
 //     by 4 (|16 sumi| <= 16 * 8 * 63 * 32 * 15 * 128 < 2^31);
@@ -106,10 +107,13 @@ HWY_INLINE void StoreRows(const __m512 lanes[][8], float* out) {
 
 }  // namespace row_groups
 
-template <>
-struct RowGroupKernel<DType::kQ4_K> {
+// Q4_K and Q5_K (kFiveBit): planes 0 = [d | dmin], 1..3 = scales, then
+// Q5_K's 8 qh planes, then the 32 qs planes.
+template <bool kFiveBit>
+struct ScaleMinRowGroupKernel {
   static constexpr bool kAvailable = true;
-  static constexpr size_t kGroupBlockBytes = kGroupRows * 144;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * (kFiveBit ? 176 : 144);
+  static constexpr int kQsPlane = kFiveBit ? 12 : 4;
 
   template <int NB>
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
@@ -119,7 +123,7 @@ struct RowGroupKernel<DType::kQ4_K> {
     for (int b = 0; b < NB; ++b) {
       for (int l = 0; l < 8; ++l) lanes[b][l] = _mm512_setzero_ps();
     }
-    const __m512i low4 = Bytes(0x0F0F0F0F), high4 = Bytes(0xF0F0F0F0);
+    const __m512i low4 = Bytes(0x0F0F0F0F), high4 = Bytes(0xF0F0F0F0), bit4 = Bytes(0x10101010);
     for (int64_t i = 0; i < blocks; ++i) {
       const uint8_t* blk = group + i * kGroupBlockBytes;
       PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
@@ -135,30 +139,45 @@ struct RowGroupKernel<DType::kQ4_K> {
       const __m512i sc47 = OrMasked(_mm512_and_si512(p3, low4), _mm512_srli_epi32(p1, 2), top2);
       const __m512i mn47 =
           OrMasked(_mm512_and_si512(_mm512_srli_epi32(p3, 4), low4), _mm512_srli_epi32(p2, 2), top2);
-      // Multipliers of sub-block j: 16 sc_j for even j (low nibbles), sc_j for odd j (high nibbles, 16x).
+      // Multipliers of sub-block j. Q4_K: 16 sc_j for even j (low nibbles), sc_j for odd j (high nibbles
+      // used in place: 16x the level). Q5_K: sc_j (levels 0..31 shifted down).
       const __m512i byte = _mm512_set1_epi32(0xFF), byte16 = _mm512_set1_epi32(0xFF0);
       __m512i scale[8];
-      scale[0] = _mm512_and_si512(_mm512_slli_epi32(sc03, 4), byte16);
-      scale[1] = _mm512_and_si512(_mm512_srli_epi32(sc03, 8), byte);
-      scale[2] = _mm512_and_si512(_mm512_srli_epi32(sc03, 12), byte16);
-      scale[3] = _mm512_srli_epi32(sc03, 24);
-      scale[4] = _mm512_and_si512(_mm512_slli_epi32(sc47, 4), byte16);
-      scale[5] = _mm512_and_si512(_mm512_srli_epi32(sc47, 8), byte);
-      scale[6] = _mm512_and_si512(_mm512_srli_epi32(sc47, 12), byte16);
-      scale[7] = _mm512_srli_epi32(sc47, 24);
+      for (int h = 0; h < 2; ++h) {
+        const __m512i sc = h == 0 ? sc03 : sc47;
+        if constexpr (kFiveBit) {
+          scale[4 * h + 0] = _mm512_and_si512(sc, byte);
+          scale[4 * h + 2] = _mm512_and_si512(_mm512_srli_epi32(sc, 16), byte);
+        } else {
+          scale[4 * h + 0] = _mm512_and_si512(_mm512_slli_epi32(sc, 4), byte16);
+          scale[4 * h + 2] = _mm512_and_si512(_mm512_srli_epi32(sc, 12), byte16);
+        }
+        scale[4 * h + 1] = _mm512_and_si512(_mm512_srli_epi32(sc, 8), byte);
+        scale[4 * h + 3] = _mm512_srli_epi32(sc, 24);
+      }
       // Mins as int16 pairs (m0, m2), (m1, m3), (m4, m6), (m5, m7).
       const __m512i word = _mm512_set1_epi32(0x00FF00FF);
       const __m512i min_pairs[4] = {_mm512_and_si512(mn03, word), _mm512_and_si512(_mm512_srli_epi32(mn03, 8), word),
                                     _mm512_and_si512(mn47, word), _mm512_and_si512(_mm512_srli_epi32(mn47, 8), word)};
-      __m512i sums[NB];  // 16 sumi per activation row
+      __m512i sums[NB];  // per activation row: 16 sumi (Q4_K: 16 sumi, exact)
       for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
       for (int g = 0; g < 4; ++g) {
-        // Plane 4 + 8g + k: qs bytes 32g + 4k .. + 3 = levels 4k .. 4k + 3 of sub-blocks 2g (low) and 2g + 1 (high).
+        // qs plane 8g + k: bytes 32g + 4k .. + 3 = levels 4k .. 4k + 3 of sub-blocks 2g (low nibbles) and
+        // 2g + 1 (high); Q5_K's fifth bits are bits 2g and 2g + 1 of qh plane k (qh bytes 4k .. 4k + 3).
         __m512i lo[8], hi[8];
         for (int k = 0; k < 8; ++k) {
-          const __m512i z = Plane(blk, 4 + 8 * g + k);
-          lo[k] = _mm512_and_si512(z, low4);
-          hi[k] = _mm512_and_si512(z, high4);
+          const __m512i z = Plane(blk, kQsPlane + 8 * g + k);
+          if constexpr (kFiveBit) {
+            const __m512i qh = Plane(blk, 4 + k);
+            const auto to_bit4 = [&](int bit) {  // bit `bit` of each byte moved to bit 4 (others garbage)
+              return bit <= 4 ? _mm512_slli_epi32(qh, 4 - bit) : _mm512_srli_epi32(qh, bit - 4);
+            };
+            lo[k] = OrMasked(_mm512_and_si512(z, low4), to_bit4(2 * g), bit4);
+            hi[k] = OrMasked(_mm512_and_si512(_mm512_srli_epi32(z, 4), low4), to_bit4(2 * g + 1), bit4);
+          } else {
+            lo[k] = _mm512_and_si512(z, low4);
+            hi[k] = _mm512_and_si512(z, high4);
+          }
         }
         for (int b = 0; b < NB; ++b) {
           const int8_t* x = acts[b].qs + i * 256 + 64 * g;
@@ -181,7 +200,7 @@ struct RowGroupKernel<DType::kQ4_K> {
         summ = _mm512_dpwssd_epi32(summ, min_pairs[1], LaneOf(pairs, 1));
         summ = _mm512_dpwssd_epi32(summ, min_pairs[2], LaneOf(pairs, 4));
         summ = _mm512_dpwssd_epi32(summ, min_pairs[3], LaneOf(pairs, 5));
-        const __m512i sumi = _mm512_srai_epi32(sums[b], 4);
+        const __m512i sumi = kFiveBit ? sums[b] : _mm512_srai_epi32(sums[b], 4);
         const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
         lanes[b][k2 + 1] = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(summ), lanes[b][k2 + 1]);
@@ -190,6 +209,11 @@ struct RowGroupKernel<DType::kQ4_K> {
     StoreRows<NB>(lanes, out);
   }
 };
+
+template <>
+struct RowGroupKernel<DType::kQ4_K> : ScaleMinRowGroupKernel<false> {};
+template <>
+struct RowGroupKernel<DType::kQ5_K> : ScaleMinRowGroupKernel<true> {};
 
 template <>
 struct RowGroupKernel<DType::kQ6_K> {

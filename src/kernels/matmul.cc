@@ -358,6 +358,7 @@ bool UsesRowGroupKernel(DType type, int64_t batch) {
   (void)batch;  // every width: tiles of up to kRowGroupMaxActs activation rows
   switch (type) {
     case DType::kQ4_K: return RowGroupKernel<DType::kQ4_K>::kAvailable;
+    case DType::kQ5_K: return RowGroupKernel<DType::kQ5_K>::kAvailable;
     case DType::kQ6_K: return RowGroupKernel<DType::kQ6_K>::kAvailable;
     default: return false;
   }
@@ -406,6 +407,7 @@ void RunRowGroups(const MatrixView& w, const ActRow* qacts, const float* const* 
                   int64_t ldy, int64_t r0, int64_t r1) {
   if (UsesRowGroupKernel(w.type, batch)) {
     if (w.type == DType::kQ4_K) return RunRowGroupsOf<DType::kQ4_K>(w, qacts, batch, y, ldy, r0, r1);
+    if (w.type == DType::kQ5_K) return RunRowGroupsOf<DType::kQ5_K>(w, qacts, batch, y, ldy, r0, r1);
     return RunRowGroupsOf<DType::kQ6_K>(w, qacts, batch, y, ldy, r0, r1);
   }
   const size_t row_bytes = RowBytes(w.type, w.cols);

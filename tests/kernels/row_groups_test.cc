@@ -168,10 +168,10 @@ TEST(RowGroupsTest, GetRowMatchesNaturalLayout) {
 }
 
 TEST(RowGroupsTest, OnlyTypesWithAKernelArePreferred) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ5_K, DType::kQ2_K, DType::kF32}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ2_K, DType::kF32}) {
     EXPECT_FALSE(MatMulPrefersRowGroups(type)) << GetDTypeInfo(type).name;
   }
-  for (DType type : {DType::kQ4_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     if (MatMulPrefersRowGroups(type)) {
       EXPECT_TRUE(HasRowGroupLayout(type));
     }
