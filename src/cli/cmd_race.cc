@@ -31,6 +31,8 @@ struct RaceArgs {
   std::string prompt;
   std::string modes = "baseline,lookup";
   std::string draft_model;
+  int64_t draft_vocab = -1;
+  float draft_margin = -1.0f;
   int n = 64;
   float temp = 0.0f;
   int cap = 4;
@@ -90,6 +92,8 @@ void RunRace(const RaceArgs& args) {
   o.cap = args.cap;
   o.target_path = args.model;
   o.draft_model = draft.get();
+  o.draft_options.head_vocab = args.draft_vocab;
+  o.draft_options.stop_margin = args.draft_margin;
   if (!args.ignore_eos) {
     for (int32_t id = 0; id < target->n_vocab(); ++id) {
       if (tok.IsEndOfGeneration(id)) o.stop_tokens.push_back(id);
@@ -158,6 +162,12 @@ const CommandRegistration kRegistration{"race", 60, [](CLI::App& app) {
   cmd->add_option("--modes", args->modes, "Comma-separated: baseline, lookup, draft, mtp, auto")
       ->capture_default_str();
   cmd->add_option("--draft-model", args->draft_model, "Draft model (same vocabulary) for mode 'draft'");
+  cmd->add_option("--draft-vocab", args->draft_vocab,
+                  "Token ids the draft's LM head scores (0 = all; -1 = auto: 65536 for vocabularies >= 100000)")
+      ->capture_default_str();
+  cmd->add_option("--draft-margin", args->draft_margin,
+                  "Stop drafting after a draft whose top-2 logit gap is below this (0 = never; -1 = auto: 2.0)")
+      ->capture_default_str();
   cmd->add_option("-n", args->n, "Tokens to generate per mode")->capture_default_str();
   cmd->add_option("--temp", args->temp, "Temperature (0 = greedy; outputs compared only make sense at 0)")
       ->capture_default_str();

@@ -177,11 +177,16 @@ void Model::Forward(SequenceState& st, const ForwardRequest& req, ForwardResult*
       float* normed = st.Scratch(kScratchLogits, rows * E);
       kernels::RmsNorm(x + first_row * E, E, weights_.output_norm, cfg.rms_eps, rows, E, normed, E);
       const int64_t row0 = req.all_logits ? offset : 0;
-      kernels::MatMul(weights_.output, normed, E, rows, result->logits.data() + row0 * V, V, pool);
+      // The first `vocab` rows of the head (all of it unless logits_vocab):
+      // a multiple of 16 keeps a row-group matrix's groups whole.
+      kernels::MatrixView head = weights_.output;
+      const int64_t vocab = req.logits_vocab > 0 ? std::min(V, (req.logits_vocab + 15) / 16 * 16) : V;
+      head.rows = vocab;
+      kernels::MatMul(head, normed, E, rows, result->logits.data() + row0 * V, V, pool);
       if (weights_.output_bias != nullptr) {
         for (int64_t r = 0; r < rows; ++r) {
           float* l = result->logits.data() + (row0 + r) * V;
-          for (int64_t j = 0; j < V; ++j) l[j] += weights_.output_bias[j];
+          for (int64_t j = 0; j < vocab; ++j) l[j] += weights_.output_bias[j];
         }
       }
       if (req.want_hidden && !req.all_hidden) {

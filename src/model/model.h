@@ -49,6 +49,10 @@ struct ForwardRequest {
   // State stays consistent: it then holds exactly the tokens processed so far.
   std::function<bool(int64_t done, int64_t total)> progress;
   int64_t chunk_tokens = 256;
+  // > 0: logits only for token ids [0, LogitsVocab()) (logits_vocab rounded
+  // up to a multiple of 16, at most n_vocab); the rest of each row is left
+  // unset. A drafter's cheaper LM head (draft_model_drafter.h).
+  int64_t logits_vocab = 0;
   VerifyCapture* verify = nullptr;      // speculative verification (see RollbackVerify)
   // Diagnostics and parity tests: called after each trunk layer of each chunk
   // with the residual stream [n][n_embd] of that chunk's tokens (positions

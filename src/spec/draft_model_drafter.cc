@@ -2,15 +2,33 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 #include "core/timer.h"
 
 namespace cairn::spec {
 
+namespace {
+
+int64_t ResolveHeadVocab(int64_t option, int64_t n_vocab) {
+  int64_t v = option;
+  if (v < 0) v = n_vocab >= 100000 ? DraftModelOptions::kAutoHeadVocab : 0;
+  if (v == 0) return n_vocab;
+  return std::min(n_vocab, (v + 15) / 16 * 16);
+}
+
+}  // namespace
+
 DraftModelDrafter::DraftModelDrafter(const model::Model& draft, int32_t target_vocab, ThreadPool& pool,
-                                     const DraftSampling& sampling)
-    : draft_(draft), pool_(pool), state_(draft.NewState()), picker_(sampling, draft.n_vocab()) {
+                                     const DraftSampling& sampling, const DraftModelOptions& options)
+    : draft_(draft),
+      pool_(pool),
+      state_(draft.NewState()),
+      picker_(sampling, draft.n_vocab()),
+      head_vocab_(ResolveHeadVocab(options.head_vocab, draft.n_vocab())),
+      stop_margin_(options.stop_margin < 0 ? DraftModelOptions::kAutoStopMargin : options.stop_margin),
+      greedy_(sampling.params.greedy()) {
   if (draft.n_vocab() != target_vocab) {
     Fail("draft model vocabulary ({}) differs from the target's ({})", draft.n_vocab(), target_vocab);
   }
@@ -63,6 +81,7 @@ void DraftModelDrafter::Propose(int max_k, std::vector<sampling::DraftToken>* dr
   // Committed backlog in one pass; its last row scores the token after pending.
   model::ForwardRequest req;
   req.tokens = backlog_;
+  req.logits_vocab = head_vocab_ < draft_.n_vocab() ? head_vocab_ : 0;
   draft_.Forward(*state_, req, &result_, pool_);
   base_ += static_cast<int64_t>(backlog_.size());
   state_tokens_.insert(state_tokens_.end(), backlog_.begin(), backlog_.end());
@@ -80,9 +99,16 @@ void DraftModelDrafter::Propose(int max_k, std::vector<sampling::DraftToken>* dr
       draft_.Forward(*state_, req, &result_, pool_);
       ++fed_speculative_;
     }
-    const sampling::DraftToken d = picker_.Pick(std::span<const float>(result_.logits.data(), V));
+    float* logits = result_.logits.data();
+    if (!greedy_ && head_vocab_ < V) {
+      // Sampled drafts: ids past the head have q = 0 (any q keeps the accept test exact).
+      std::fill(logits + head_vocab_, logits + V, -std::numeric_limits<float>::infinity());
+    }
+    const sampling::DraftToken d =
+        picker_.Pick(std::span<const float>(logits, static_cast<size_t>(greedy_ ? head_vocab_ : V)));
     drafts->push_back(d);
     proposed_.push_back(d.token);
+    if (greedy_ && picker_.last_margin() < stop_margin_) break;  // unsure: later drafts would likely be wasted
   }
   draft_seconds_ += watch.Seconds();
 }

@@ -1,5 +1,7 @@
 #include "spec/model_draft_picker.h"
 
+#include <limits>
+
 namespace cairn::spec {
 namespace {
 
@@ -24,9 +26,16 @@ sampling::DraftToken ModelDraftPicker::Pick(std::span<const float> logits) {
   if (greedy_) {
     // Argmax, lowest id on ties (the same rule as the greedy Sampler).
     size_t best = 0;
+    float second = -std::numeric_limits<float>::infinity();
     for (size_t i = 1; i < logits.size(); ++i) {
-      if (logits[i] > logits[best]) best = i;
+      if (logits[i] > logits[best]) {
+        second = logits[best];
+        best = i;
+      } else if (logits[i] > second) {
+        second = logits[i];
+      }
     }
+    last_margin_ = logits[best] - second;
     return sampling::DraftToken{static_cast<int32_t>(best), nullptr};
   }
   if (used_ == q_.size()) q_.emplace_back();

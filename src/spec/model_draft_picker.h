@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <span>
 
@@ -30,6 +31,9 @@ class ModelDraftPicker {
   // Clears the q distributions of the previous proposal.
   void NewProposal() { used_ = 0; }
   sampling::DraftToken Pick(std::span<const float> logits);
+  // Greedy: the last Pick's top-1 minus top-2 logit (the drafter's
+  // confidence); +inf when sampling.
+  float last_margin() const { return last_margin_; }
 
  private:
   bool greedy_;
@@ -38,6 +42,7 @@ class ModelDraftPicker {
   sampling::TokenHistory empty_history_;
   std::deque<sampling::Distribution> q_;  // stable addresses; reused across proposals
   size_t used_ = 0;
+  float last_margin_ = std::numeric_limits<float>::infinity();
 };
 
 }  // namespace cairn::spec

@@ -85,7 +85,8 @@ RaceArm RunArm(const model::Model& target, std::span<const int32_t> prompt, Spec
     case SpecMode::kLookup: drafter = std::make_unique<LookupDrafter>(); break;
     case SpecMode::kDraft:
       if (o.draft_model == nullptr) Fail("mode 'draft' needs a draft model (--draft-model)");
-      drafter = std::make_unique<DraftModelDrafter>(*o.draft_model, target.n_vocab(), pool, draft_sampling);
+      drafter = std::make_unique<DraftModelDrafter>(*o.draft_model, target.n_vocab(), pool, draft_sampling,
+                                                    o.draft_options);
       break;
     case SpecMode::kMtp:
       if (!target.has_mtp()) Fail("mode 'mtp' needs a model with an MTP (nextn) head");

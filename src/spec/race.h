@@ -11,6 +11,7 @@
 
 #include "core/thread_pool.h"
 #include "model/model.h"
+#include "spec/draft_model_drafter.h"
 #include "spec/spec_stats.h"
 
 namespace cairn::spec {
@@ -35,6 +36,7 @@ struct RaceOptions {
   int cap = 4;                       // fixed cap; <= 0 = adaptive (CapController)
   std::string target_path;           // for the calibration cache (adaptive only)
   const model::Model* draft_model = nullptr;
+  DraftModelOptions draft_options;   // mode 'draft': head vocabulary, early stop
   std::vector<int32_t> stop_tokens;
 };
 

@@ -25,6 +25,14 @@ std::vector<int32_t> Tokens(const std::vector<sampling::DraftToken>& drafts) {
   return ids;
 }
 
+// Every proposal k drafts long (no early stop at unsure drafts: the random
+// tiny models are unsure everywhere), so every rollback length occurs.
+DraftModelOptions FullDrafts() {
+  DraftModelOptions options;
+  options.stop_margin = 0.0f;
+  return options;
+}
+
 // Feeds tokens to the target (a verify-sized pass) and returns their hidden rows.
 std::vector<float> FeedTarget(const model::Model& target, model::SequenceState& state,
                               const std::vector<int32_t>& tokens) {
@@ -82,7 +90,7 @@ void CheckConsistency(const model::Model& target, Make make) {
 TEST(DrafterState, DenseDraftModelRollsBackExactly) {
   const model::Model& target = TinyModel("qwen35");
   const model::Model& draft = TinyModel("qwen3", 2);
-  CheckConsistency(target, [&] { return std::make_unique<DraftModelDrafter>(draft, target.n_vocab(), Pool()); });
+  CheckConsistency(target, [&] { return std::make_unique<DraftModelDrafter>(draft, target.n_vocab(), Pool(), DraftSampling{}, FullDrafts()); });
 }
 
 // The draft model's state outlives a request: the next Begin keeps the
@@ -93,7 +101,7 @@ TEST(DrafterState, DenseDraftModelRollsBackExactly) {
 void CheckReuseAcrossRequests(const std::string& draft_arch) {
   const model::Model& target = TinyModel("qwen3");
   const model::Model& draft = TinyModel(draft_arch, 2);
-  DraftModelDrafter reused(draft, target.n_vocab(), Pool());
+  DraftModelDrafter reused(draft, target.n_vocab(), Pool(), DraftSampling{}, FullDrafts());
   const std::vector<int32_t> base = test::Prompt(7, 24);
   std::vector<sampling::DraftToken> drafts, fresh_drafts;
   // Request 1: a round, accept 1, then a proposal the request never accepts.
@@ -117,7 +125,7 @@ void CheckReuseAcrossRequests(const std::string& draft_arch) {
     reused.Begin(c.history, {}, 700);
     EXPECT_GE(reused.reused_tokens(), c.expect_reused_at_least);
     reused.Propose(3, &drafts);
-    DraftModelDrafter fresh(draft, target.n_vocab(), Pool());
+    DraftModelDrafter fresh(draft, target.n_vocab(), Pool(), DraftSampling{}, FullDrafts());
     fresh.Begin(c.history, {}, 700);
     fresh.Propose(3, &fresh_drafts);
     EXPECT_EQ(Tokens(drafts), Tokens(fresh_drafts)) << "history of " << c.history.size();
@@ -130,7 +138,7 @@ TEST(DrafterState, HybridDraftModelReusesItsStateAcrossRequests) { CheckReuseAcr
 TEST(DrafterState, HybridDraftModelRollsBackExactly) {
   const model::Model& target = TinyModel("qwen3");
   const model::Model& draft = TinyModel("qwen35", 2);
-  CheckConsistency(target, [&] { return std::make_unique<DraftModelDrafter>(draft, target.n_vocab(), Pool()); });
+  CheckConsistency(target, [&] { return std::make_unique<DraftModelDrafter>(draft, target.n_vocab(), Pool(), DraftSampling{}, FullDrafts()); });
 }
 
 TEST(DrafterState, MtpRefillsAcceptedPositionsFromTargetHidden) {

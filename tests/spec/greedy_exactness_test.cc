@@ -95,6 +95,24 @@ TEST_P(GreedyExactness, DraftModelMatchesBaseline) {
   }
 }
 
+// A draft head cut to a fraction of the vocabulary (drafts never propose the
+// ids past it) and early stops at unsure drafts change only speed.
+TEST_P(GreedyExactness, DraftModelWithCutHeadAndEarlyStopsMatchesBaseline) {
+  const model::Model& m = TinyModel(GetParam());
+  const model::Model& draft = TinyModel(GetParam() == "qwen35" ? "qwen3" : "qwen35", 2);
+  DraftModelOptions options;
+  options.head_vocab = m.n_vocab() / 3;
+  options.stop_margin = 1.0f;
+  for (int p = 0; p < NumPrompts(); ++p) {
+    const std::vector<int32_t> prompt = test::Prompt(p);
+    const std::vector<int32_t> base = Baseline(m, prompt, NumTokens());
+    DraftModelDrafter drafter(draft, m.n_vocab(), Pool(), {}, options);
+    EXPECT_EQ(drafter.head_vocab(), (m.n_vocab() / 3 + 15) / 16 * 16);
+    const DecodeOutput out = Speculative(m, prompt, drafter, NumTokens(), 4);
+    EXPECT_EQ(Ids(out), base) << "prompt " << p << " " << out.stats.Summary();
+  }
+}
+
 TEST(GreedyExactnessMtp, MtpMatchesBaselineOnHybrid) {
   const model::Model& m = TinyModel("qwen35", 3, /*mtp=*/true);
   ASSERT_TRUE(m.has_mtp());

@@ -125,5 +125,20 @@ TEST(SpeculativeSampling, DraftModelQKeepsTheTargetDistributionOnAHybrid) {
       "draft-model q", 200);
 }
 
+// Sampled drafts from a head cut to half the vocabulary: q is 0 past it.
+TEST(SpeculativeSampling, CutDraftHeadKeepsTheTargetDistribution) {
+  const model::Model& m = TinyModel("qwen35");
+  const model::Model& draft = TinyModel("qwen3", 2);
+  CheckDistribution(
+      m,
+      [&](uint64_t seed) {
+        DraftSampling ds{Params(seed), seed};
+        DraftModelOptions options;
+        options.head_vocab = m.n_vocab() / 2;
+        return std::make_unique<DraftModelDrafter>(draft, m.n_vocab(), Pool(), ds, options);
+      },
+      "draft-model q, cut head", 200);
+}
+
 }  // namespace
 }  // namespace cairn::spec
