@@ -657,6 +657,12 @@ BENCHMARK_CAPTURE(BM_DecodeRowGroups, q6_K, DType::kQ6_K)
     ->MinTime(1.0);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q4_K, DType::kQ4_K)
     ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q8_0, DType::kQ8_0)
+    ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_0, DType::kQ5_0)
+    ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q4_0, DType::kQ4_0)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_K, DType::kQ5_K)
     ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q6_K, DType::kQ6_K)

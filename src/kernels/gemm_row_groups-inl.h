@@ -35,6 +35,7 @@
 
 #include <hwy/highway.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -287,6 +288,120 @@ struct RowGroupKernel<DType::kQ6_K> {
     StoreRows<NB>(lanes, out);
   }
 };
+
+// 32-element block types (Q8_0, Q5_0, Q4_0) against kQ8X activations: per
+// block and 16 rows, eight planes of unsigned levels (Q8_0: q + 128, one XOR;
+// Q5_0: the 5-bit level q + 16, its fifth bits picked from the qh plane with
+// one vpshufbitqmb and added under the mask; Q4_0: the nibble q + 8) and one
+// vpdpbusd per plane and activation row, started from the activations'
+// offset sum -128 sum(x) scaled to the offset (exact shifts: -16, -8 sum(x)).
+// Block k then takes dot_ref.h's single FMA into lane k mod 16:
+// fma(float(isum), d_w * dx, acc[k mod 16]), 16 rows per instruction, and
+// ReduceLanes16 at the end.
+namespace row_groups {
+
+// Control bytes for vpshufbitqmb: byte i (row i / 4, level i % 4) selects bit
+// first + i % 4 of its row's 32 qh bits (the row's dword within the qword).
+template <int kFirst>
+HWY_INLINE __m512i FifthBitIndex() {
+  static constexpr std::array<uint8_t, 64> kIndex = [] {
+    std::array<uint8_t, 64> index{};
+    for (int i = 0; i < 64; ++i) index[i] = static_cast<uint8_t>(32 * ((i / 4) % 2) + kFirst + i % 4);
+    return index;
+  }();
+  return _mm512_loadu_si512(kIndex.data());
+}
+
+struct Q8_0Planes {
+  static constexpr size_t kBlockBytes = 34;
+  static constexpr int kOffsetShift = 0;  // offset -128 sum(x)
+  // u[w] = levels 4w .. 4w + 3 (+ 128) of the 16 rows.
+  static HWY_INLINE void Load(const uint8_t* planes, __m512i u[8]) {
+    for (int w = 0; w < 8; ++w) u[w] = _mm512_xor_si512(Plane(planes, w), Bytes(0x80808080));
+  }
+};
+
+struct Q4_0Planes {
+  static constexpr size_t kBlockBytes = 18;
+  static constexpr int kOffsetShift = 4;  // offset -8 sum(x)
+  // Plane t: qs bytes 4t .. 4t + 3: low nibbles = levels 4t .., high = 16 + 4t ...
+  static HWY_INLINE void Load(const uint8_t* planes, __m512i u[8]) {
+    const __m512i low4 = Bytes(0x0F0F0F0F);
+    for (int t = 0; t < 4; ++t) {
+      const __m512i z = Plane(planes, t);
+      u[t] = _mm512_and_si512(z, low4);
+      u[4 + t] = _mm512_and_si512(_mm512_srli_epi32(z, 4), low4);
+    }
+  }
+};
+
+struct Q5_0Planes {
+  static constexpr size_t kBlockBytes = 22;
+  static constexpr int kOffsetShift = 3;  // offset -16 sum(x)
+  // Plane 0: qh (bit j = fifth bit of level j); planes 1 + t: qs as Q4_0.
+  static HWY_INLINE void Load(const uint8_t* planes, __m512i u[8]) {
+    const __m512i low4 = Bytes(0x0F0F0F0F), bit4 = Bytes(0x10101010);
+    const __m512i qh = Plane(planes, 0);
+    const __m512i index[8] = {FifthBitIndex<0>(),  FifthBitIndex<4>(),  FifthBitIndex<8>(),  FifthBitIndex<12>(),
+                              FifthBitIndex<16>(), FifthBitIndex<20>(), FifthBitIndex<24>(), FifthBitIndex<28>()};
+    for (int t = 0; t < 4; ++t) {
+      const __m512i z = Plane(planes, 1 + t);
+      const __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi32(z, 4), low4);
+      u[t] = _mm512_mask_add_epi8(lo, _mm512_bitshuffle_epi64_mask(qh, index[t]), lo, bit4);
+      u[4 + t] = _mm512_mask_add_epi8(hi, _mm512_bitshuffle_epi64_mask(qh, index[4 + t]), hi, bit4);
+    }
+  }
+};
+
+}  // namespace row_groups
+
+template <class Planes>
+struct Blocks32RowGroupKernel {
+  static constexpr bool kAvailable = true;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * Planes::kBlockBytes;
+
+  template <int NB>
+  static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
+    using namespace row_groups;
+    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+    __m512 lanes[NB][16];
+    for (int b = 0; b < NB; ++b) {
+      for (int l = 0; l < 16; ++l) lanes[b][l] = _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < blocks; ++k) {
+      const uint8_t* blk = group + k * kGroupBlockBytes;
+      PrefetchBytes(blk + 4 * kGroupBlockBytes, kGroupBlockBytes);
+      // Head: the 16 rows' F16 d; then the planes.
+      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+      __m512i u[8];
+      Planes::Load(blk + 2 * kGroupRows, u);
+      const int lane = static_cast<int>(k % 16);
+      for (int b = 0; b < NB; ++b) {
+        // kQ8X: word w of block k at 512 (k / 16) + 64 w + 4 (k % 16).
+        const int8_t* x = acts[b].qs + 512 * (k / 16) + 4 * lane;
+        __m512i isum = _mm512_set1_epi32(acts[b].offset_sums[k] >> Planes::kOffsetShift);
+        for (int w = 0; w < 8; ++w) isum = _mm512_dpbusd_epi32(isum, u[w], Word(x + 64 * w));
+        const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(acts[b].d[k]));
+        lanes[b][lane] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, lanes[b][lane]);
+      }
+    }
+    for (int b = 0; b < NB; ++b) {
+      // ReduceLanes16: r_i = acc_i + acc_(i+8), then ReduceLanes8.
+      __m512 r[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm512_add_ps(lanes[b][i], lanes[b][i + 8]);
+      const __m512 s0 = _mm512_add_ps(r[0], r[4]), s1 = _mm512_add_ps(r[1], r[5]);
+      const __m512 s2 = _mm512_add_ps(r[2], r[6]), s3 = _mm512_add_ps(r[3], r[7]);
+      _mm512_storeu_ps(out + 16 * b, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+    }
+  }
+};
+
+template <>
+struct RowGroupKernel<DType::kQ8_0> : Blocks32RowGroupKernel<row_groups::Q8_0Planes> {};
+template <>
+struct RowGroupKernel<DType::kQ5_0> : Blocks32RowGroupKernel<row_groups::Q5_0Planes> {};
+template <>
+struct RowGroupKernel<DType::kQ4_0> : Blocks32RowGroupKernel<row_groups::Q4_0Planes> {};
 
 #endif  // HWY_AVX3_DL
 

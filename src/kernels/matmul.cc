@@ -360,6 +360,9 @@ bool UsesRowGroupKernel(DType type, int64_t batch) {
     case DType::kQ4_K: return RowGroupKernel<DType::kQ4_K>::kAvailable;
     case DType::kQ5_K: return RowGroupKernel<DType::kQ5_K>::kAvailable;
     case DType::kQ6_K: return RowGroupKernel<DType::kQ6_K>::kAvailable;
+    case DType::kQ8_0: return RowGroupKernel<DType::kQ8_0>::kAvailable;
+    case DType::kQ5_0: return RowGroupKernel<DType::kQ5_0>::kAvailable;
+    case DType::kQ4_0: return RowGroupKernel<DType::kQ4_0>::kAvailable;
     default: return false;
   }
 }
@@ -367,7 +370,9 @@ bool UsesRowGroupKernel(DType type, int64_t batch) {
 // The activation format w's kernel reads at this width (row-group kernels:
 // natural Q8K).
 ActFormat ActFormatOf(const MatrixView& w, int64_t batch) {
-  if (w.row_groups && UsesRowGroupKernel(w.type, batch)) return ActFormat::kQ8K;
+  if (w.row_groups && UsesRowGroupKernel(w.type, batch) && GetDTypeInfo(w.type).block_elems == kQKK) {
+    return ActFormat::kQ8K;  // 32-element types: kQ8X (TargetActFormat)
+  }
   return TargetActFormat(w.type, batch);
 }
 
@@ -376,7 +381,7 @@ void RunRowGroupsOf(const MatrixView& w, const ActRow* acts, int64_t batch, floa
                     int64_t r1) {
   using Kernel = RowGroupKernel<kType>;
   if constexpr (Kernel::kAvailable) {
-    const int64_t blocks = w.cols / kQKK;
+    const int64_t blocks = w.cols / GetDTypeInfo(kType).block_elems;
     const auto* data = static_cast<const uint8_t*>(w.data);
     // Whole groups; a range that starts or ends inside one (a split of
     // MatMulSameInput's global rows) computes the group and keeps its rows.
@@ -406,9 +411,14 @@ void RunRowGroupsOf(const MatrixView& w, const ActRow* acts, int64_t batch, floa
 void RunRowGroups(const MatrixView& w, const ActRow* qacts, const float* const* facts, int64_t batch, float* y,
                   int64_t ldy, int64_t r0, int64_t r1) {
   if (UsesRowGroupKernel(w.type, batch)) {
-    if (w.type == DType::kQ4_K) return RunRowGroupsOf<DType::kQ4_K>(w, qacts, batch, y, ldy, r0, r1);
-    if (w.type == DType::kQ5_K) return RunRowGroupsOf<DType::kQ5_K>(w, qacts, batch, y, ldy, r0, r1);
-    return RunRowGroupsOf<DType::kQ6_K>(w, qacts, batch, y, ldy, r0, r1);
+    switch (w.type) {
+      case DType::kQ4_K: return RunRowGroupsOf<DType::kQ4_K>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ5_K: return RunRowGroupsOf<DType::kQ5_K>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ6_K: return RunRowGroupsOf<DType::kQ6_K>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ8_0: return RunRowGroupsOf<DType::kQ8_0>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ5_0: return RunRowGroupsOf<DType::kQ5_0>(w, qacts, batch, y, ldy, r0, r1);
+      default: return RunRowGroupsOf<DType::kQ4_0>(w, qacts, batch, y, ldy, r0, r1);
+    }
   }
   const size_t row_bytes = RowBytes(w.type, w.cols);
   thread_local AlignedBuffer<uint8_t> rebuilt;

@@ -13,10 +13,12 @@
 // lane is a row from the first load to the final store (kernels in
 // gemm_row_groups-inl.h).
 //
-// Group g, super-block i (block bytes B, P = B / 4 planes) starts at
-//   data + (g * blocks_per_row + i) * 16 * B
-// with plane k (k < P) at offset 64 k and, when B % 4 == 2 (Q6_K: its F16 d),
-// the 16 rows' last two bytes at offset 64 P. The bytes are those of the
+// Group g, block i (block bytes B) starts at
+//   data + (g * blocks_per_row + i) * 16 * B:
+// 32-element types (Q8_0, Q5_0, Q4_0: B % 4 == 2) first store the 16 rows'
+// F16 d (head, 32 bytes); then plane k (k < P = (B - head) / 4) at 64 k
+// holds word k of the rest of each row's block; K-quants with B % 4 == 2
+// (Q6_K: its trailing F16 d) end with the 16 rows' last two bytes. The bytes are those of the
 // natural layout, moved: a matrix takes the same memory either way, and any
 // row can be rebuilt exactly (RowFromGroups).
 //
@@ -35,7 +37,7 @@ namespace cairn::kernels {
 
 inline constexpr int kGroupRows = 16;
 
-// Whether `type` has a row-group form (block bytes a multiple of 2, K-quant super-blocks).
+// Whether `type` has a row-group form (Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q4_0).
 bool HasRowGroupLayout(DType type);
 
 // Converts `rows` (a multiple of 16) natural rows of `cols` columns, row r at

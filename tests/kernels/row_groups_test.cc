@@ -25,11 +25,12 @@ namespace {
 using test::ForEachTarget;
 using test::Sanitized;
 
-constexpr DType kTypes[] = {DType::kQ4_K, DType::kQ6_K, DType::kQ5_K};
+constexpr DType kTypes[] = {DType::kQ4_K, DType::kQ6_K, DType::kQ5_K, DType::kQ8_0, DType::kQ5_0, DType::kQ4_0};
 
 // Byte offsets of a block's F16 fields (set to sane scales so sums stay finite).
 std::vector<size_t> HalfFields(DType type) {
   if (type == DType::kQ6_K) return {208};
+  if (GetDTypeInfo(type).block_elems == 32) return {0};
   return {0, 2};
 }
 
@@ -98,9 +99,12 @@ TEST(RowGroupsTest, MatMulMatchesNaturalLayoutOnEveryTarget) {
   ThreadPool pool1(1), pool2(2);
   const std::vector<int64_t> widths =
       Sanitized() ? std::vector<int64_t>{1, 2, 8, 9} : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 33};
-  const std::vector<int64_t> cols_sweep =
-      Sanitized() ? std::vector<int64_t>{256, 1280} : std::vector<int64_t>{256, 512, 768, 1024, 1280, 2304};
   for (DType type : kTypes) {
+    // K-quants: 1..9 super-blocks; 32-element types: 3..56 blocks (one and several 16-block activation groups, tails).
+    const std::vector<int64_t> cols_sweep =
+        GetDTypeInfo(type).block_elems == 32
+            ? (Sanitized() ? std::vector<int64_t>{96, 896} : std::vector<int64_t>{96, 512, 544, 896, 1024, 1792})
+            : (Sanitized() ? std::vector<int64_t>{256, 1280} : std::vector<int64_t>{256, 512, 768, 1024, 1280, 2304});
     for (int64_t cols : cols_sweep) {
       for (bool random_bytes : {false, true}) {
         SCOPED_TRACE(std::string(GetDTypeInfo(type).name) + " cols " + std::to_string(cols) +
@@ -168,10 +172,10 @@ TEST(RowGroupsTest, GetRowMatchesNaturalLayout) {
 }
 
 TEST(RowGroupsTest, OnlyTypesWithAKernelArePreferred) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ2_K, DType::kF32}) {
+  for (DType type : {DType::kQ4_1, DType::kIQ4_NL, DType::kQ2_K, DType::kF32}) {
     EXPECT_FALSE(MatMulPrefersRowGroups(type)) << GetDTypeInfo(type).name;
   }
-  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : kTypes) {
     if (MatMulPrefersRowGroups(type)) {
       EXPECT_TRUE(HasRowGroupLayout(type));
     }
