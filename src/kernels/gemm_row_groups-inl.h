@@ -94,6 +94,14 @@ HWY_INLINE __m256i PairWords(__m256i w) {
   return _mm256_shuffle_epi8(w, order);
 }
 
+// Every lane accumulator of every activation row to +0.
+template <int NB, int L>
+HWY_INLINE void ZeroLanes(__m512 (&lanes)[NB][L]) {
+  for (int b = 0; b < NB; ++b) {
+    for (int l = 0; l < L; ++l) lanes[b][l] = _mm512_setzero_ps();
+  }
+}
+
 // out[b * 16 + r] = ReduceLanes8 of row r's lanes of activation row b, with
 // lanes[b][l] holding lane l of the 16 rows.
 template <int NB>
@@ -121,9 +129,7 @@ struct ScaleMinRowGroupKernel {
     using namespace row_groups;
     static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
     __m512 lanes[NB][8];
-    for (int b = 0; b < NB; ++b) {
-      for (int l = 0; l < 8; ++l) lanes[b][l] = _mm512_setzero_ps();
-    }
+    ZeroLanes(lanes);
     const __m512i low4 = Bytes(0x0F0F0F0F), high4 = Bytes(0xF0F0F0F0), bit4 = Bytes(0x10101010);
     for (int64_t i = 0; i < blocks; ++i) {
       const uint8_t* blk = group + i * kGroupBlockBytes;
@@ -226,9 +232,7 @@ struct RowGroupKernel<DType::kQ6_K> {
     using namespace row_groups;
     static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
     __m512 lanes[NB][8];
-    for (int b = 0; b < NB; ++b) {
-      for (int l = 0; l < 8; ++l) lanes[b][l] = _mm512_setzero_ps();
-    }
+    ZeroLanes(lanes);
     const __m512i low4 = Bytes(0x0F0F0F0F), bits45 = Bytes(0x30303030);
     for (int64_t i = 0; i < blocks; ++i) {
       const uint8_t* blk = group + i * kGroupBlockBytes;
@@ -365,9 +369,7 @@ struct Blocks32RowGroupKernel {
     using namespace row_groups;
     static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
     __m512 lanes[NB][16];
-    for (int b = 0; b < NB; ++b) {
-      for (int l = 0; l < 16; ++l) lanes[b][l] = _mm512_setzero_ps();
-    }
+    ZeroLanes(lanes);
     for (int64_t k = 0; k < blocks; ++k) {
       const uint8_t* blk = group + k * kGroupBlockBytes;
       PrefetchBytes(blk + 4 * kGroupBlockBytes, kGroupBlockBytes);
