@@ -151,8 +151,13 @@ def write_report(report_dir, name: str, prompts: str, rows: list[dict], outcome:
 
 def run_session(name, launcher, api, cli_bin_dir, upstream, repo, tmp_path, prompts, attempt):
     """One headless client session; returns (rows, outcome, context)."""
-    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repo, check=True)
-    subprocess.run(["git", "clean", "-qfd"], cwd=repo, check=True)
+    # Each attempt works in its own copy of the scratch repository, at its own
+    # path: clients put the working directory into the prompt, so with greedy
+    # decoding three sessions in one directory would be the same session three
+    # times, and the retries (below) would not be independent chances.
+    work = tmp_path / f"attempt-{attempt}" / "repo"
+    shutil.copytree(repo, work)
+    repo = work
     recorder = Recorder(upstream, tmp_path / f"records-{attempt}")
     try:
         launch = launcher(cli_bin_dir, recorder.url, tmp_path / f"client-{attempt}", prompts)
@@ -181,9 +186,10 @@ def run_session(name, launcher, api, cli_bin_dir, upstream, repo, tmp_path, prom
 
 
 # The protocol is checked on every attempt; what depends on the model's choices
-# (calling a tool at all, so that a follow-up exists) gets up to three sessions:
-# Claude Code samples at temperature 1, and a small model's argmax differs
-# between machines (AVX2 vs AVX-512 sums).
+# (calling a tool at all, so that a follow-up exists) gets up to three sessions,
+# each in a directory of its own (run_session): Claude Code samples at
+# temperature 1, and a greedy client's prompt (working directory, date) decides
+# whether the small model answers with a tool call.
 ATTEMPTS = 3
 
 
