@@ -1,6 +1,7 @@
-// AVX-512 VNNI (AVX3_DL) kernels for Q4_K, Q5_K and Q6_K weights in the row-group
-// layout (row_groups.h) against natural Q8K activations: decode (width 1)
-// and verification widths up to 8. Included by matmul.cc once per Highway
+// AVX-512 VNNI (AVX3_DL) kernels for Q4_K, Q5_K, Q6_K (natural Q8K
+// activations) and Q8_0, Q5_0, Q4_0 (kQ8X) weights in the row-group layout
+// (row_groups.h), up to 8 activation rows per call (matmul.cc tiles wider
+// products, prefill included). Included by matmul.cc once per Highway
 // target; only AVX3_DL defines them (RowGroupKernel<type>::kAvailable).
 //
 // Every 32-bit lane belongs to one weight row from the first load to the

@@ -38,7 +38,7 @@
 #include "kernels/gemm_kquant2-inl.h"
 // Arm (NEON and SVE targets): the K-quant kernels of both files above.
 #include "kernels/gemm_kquant_neon-inl.h"
-// Row-group layout (AVX3_DL: Q4_K, Q6_K at widths 1..8).
+// Row-group layout (AVX3_DL: Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q4_0, every width).
 #include "kernels/gemm_row_groups-inl.h"
 #include "kernels/quant_act-inl.h"
 
@@ -352,10 +352,9 @@ ActFormat TargetActFormat(DType type, int64_t batch) {
   return ActFormatFor(type);
 }
 
-// Whether this target runs row-group matrices of `type` at width `batch`
-// with a row-group kernel (else: natural rows rebuilt on the fly).
-bool UsesRowGroupKernel(DType type, int64_t batch) {
-  (void)batch;  // every width: tiles of up to kRowGroupMaxActs activation rows
+// Whether this target runs row-group matrices of `type` with a row-group
+// kernel, at every width (else: natural rows rebuilt on the fly).
+bool UsesRowGroupKernel(DType type) {
   switch (type) {
     case DType::kQ4_K: return RowGroupKernel<DType::kQ4_K>::kAvailable;
     case DType::kQ5_K: return RowGroupKernel<DType::kQ5_K>::kAvailable;
@@ -370,7 +369,7 @@ bool UsesRowGroupKernel(DType type, int64_t batch) {
 // The activation format w's kernel reads at this width (row-group kernels:
 // natural Q8K).
 ActFormat ActFormatOf(const MatrixView& w, int64_t batch) {
-  if (w.row_groups && UsesRowGroupKernel(w.type, batch) && GetDTypeInfo(w.type).block_elems == kQKK) {
+  if (w.row_groups && UsesRowGroupKernel(w.type) && GetDTypeInfo(w.type).block_elems == kQKK) {
     return ActFormat::kQ8K;  // 32-element types: kQ8X (TargetActFormat)
   }
   return TargetActFormat(w.type, batch);
@@ -410,7 +409,7 @@ void RunRowGroupsOf(const MatrixView& w, const ActRow* acts, int64_t batch, floa
 // (row, activation row), so the same bits).
 void RunRowGroups(const MatrixView& w, const ActRow* qacts, const float* const* facts, int64_t batch, float* y,
                   int64_t ldy, int64_t r0, int64_t r1) {
-  if (UsesRowGroupKernel(w.type, batch)) {
+  if (UsesRowGroupKernel(w.type)) {
     switch (w.type) {
       case DType::kQ4_K: return RunRowGroupsOf<DType::kQ4_K>(w, qacts, batch, y, ldy, r0, r1);
       case DType::kQ5_K: return RunRowGroupsOf<DType::kQ5_K>(w, qacts, batch, y, ldy, r0, r1);
@@ -531,7 +530,7 @@ HWY_EXPORT(MatMulSameInputTarget);
 HWY_EXPORT(KernelIsSimdTarget);
 HWY_EXPORT(UsesRowGroupKernel);
 
-bool MatMulPrefersRowGroups(DType type) { return HWY_DYNAMIC_DISPATCH(UsesRowGroupKernel)(type, 1); }
+bool MatMulPrefersRowGroups(DType type) { return HWY_DYNAMIC_DISPATCH(UsesRowGroupKernel)(type); }
 
 bool MatMulKernelIsSimd(DType type) { return HWY_DYNAMIC_DISPATCH(KernelIsSimdTarget)(type); }
 

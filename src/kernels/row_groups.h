@@ -24,8 +24,8 @@
 //
 // Only matrices whose row count is a multiple of 16 are converted, and only
 // for the types and targets with a row-group kernel
-// (MatMulPrefersRowGroups); every other product (prefill, or a target without
-// the kernel) rebuilds natural rows on the fly, so any view works everywhere.
+// (MatMulPrefersRowGroups), which then run every width; on a target without
+// the kernel, natural rows are rebuilt on the fly, so any view works everywhere.
 #pragma once
 
 #include <cstddef>
