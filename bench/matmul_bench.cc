@@ -663,6 +663,12 @@ BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_0, DType::kQ5_0)
     ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q4_0, DType::kQ4_0)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q4_1, DType::kQ4_1)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_1, DType::kQ5_1)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, iq4_nl, DType::kIQ4_NL)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_K, DType::kQ5_K)
     ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q6_K, DType::kQ6_K)

@@ -1,5 +1,5 @@
 // AVX-512 VNNI (AVX3_DL) kernels for Q4_K, Q5_K, Q6_K (natural Q8K
-// activations) and Q8_0, Q5_0, Q4_0 (kQ8X) weights in the row-group layout
+// activations) and Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1, Q5_1 (kQ8X) weights in the row-group layout
 // (row_groups.h), up to 8 activation rows per call (matmul.cc tiles wider
 // products, prefill included). Included by matmul.cc once per Highway
 // target; only AVX3_DL defines them (RowGroupKernel<type>::kAvailable).
@@ -42,6 +42,7 @@
 
 #include "core/dtype.h"
 #include "kernels/quant_act.h"
+#include "kernels/quant_blocks.h"
 #include "kernels/row_groups.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -294,15 +295,18 @@ struct RowGroupKernel<DType::kQ6_K> {
   }
 };
 
-// 32-element block types (Q8_0, Q5_0, Q4_0) against kQ8X activations: per
-// block and 16 rows, eight planes of unsigned levels (Q8_0: q + 128, one XOR;
-// Q5_0: the 5-bit level q + 16, its fifth bits picked from the qh plane with
-// one vpshufbitqmb and added under the mask; Q4_0: the nibble q + 8) and one
-// vpdpbusd per plane and activation row, started from the activations'
-// offset sum -128 sum(x) scaled to the offset (exact shifts: -16, -8 sum(x)).
-// Block k then takes dot_ref.h's single FMA into lane k mod 16:
-// fma(float(isum), d_w * dx, acc[k mod 16]), 16 rows per instruction, and
-// ReduceLanes16 at the end.
+// 32-element block types against kQ8X activations: per block and 16 rows,
+// eight planes of unsigned levels (Q8_0: q + 128, one XOR; Q5_0 / Q5_1: the
+// 5-bit level, its fifth bits picked from the qh plane with one
+// vpshufbitqmb and added under the mask; Q4_0 / Q4_1: the nibble; IQ4_NL: the
+// codebook value + 128, one byte shuffle) and one vpdpbusd per plane and
+// activation row. Signed types start the sum from the activations' offset sum
+// -128 sum(x) scaled to their offset (exact shifts: Q5_0 -16, Q4_0 -8
+// sum(x)); Q4_1 / Q5_1 levels are unsigned and start from 0. Block k then
+// takes dot_ref.h's single FMA into lane k mod 16: fma(float(isum), d_w *
+// dx, acc[k mod 16]), 16 rows per instruction, and ReduceLanes16 at the
+// end; Q4_1 / Q5_1 add their min lanes, fma(m_k, s_k, accm[k mod 8]) and
+// ReduceLanes8.
 namespace row_groups {
 
 // Control bytes for vpshufbitqmb: byte i (row i / 4, level i % 4) selects bit
@@ -317,44 +321,116 @@ HWY_INLINE __m512i FifthBitIndex() {
   return _mm512_loadu_si512(kIndex.data());
 }
 
+// The 16 rows' F32 scales of a block whose 32-byte head holds their F16 d.
+HWY_INLINE __m512 HeadScales(const uint8_t* blk) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+}
+
+// Q4_1 / Q5_1 plane 0 holds each row's [d | m] word: the low or high F16 of
+// the 16 words as F32.
+HWY_INLINE __m512 LowHalves(__m512i words) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)); }
+HWY_INLINE __m512 HighHalves(__m512i words) {
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(words, 16)));
+}
+
+// u[t] = low nibbles (levels 4t .. 4t + 3), u[4 + t] = high nibbles (16 + 4t ..)
+// of the four qs planes at `planes`.
+HWY_INLINE void NibblePlanes(const uint8_t* planes, __m512i u[8]) {
+  const __m512i low4 = Bytes(0x0F0F0F0F);
+  for (int t = 0; t < 4; ++t) {
+    const __m512i z = Plane(planes, t);
+    u[t] = _mm512_and_si512(z, low4);
+    u[4 + t] = _mm512_and_si512(_mm512_srli_epi32(z, 4), low4);
+  }
+}
+
+// The 5-bit levels 0..31 from the qh plane at `qh_plane` and the four qs
+// planes after it (Q5_0: q + 16; Q5_1: q).
+HWY_INLINE void FiveBitPlanes(const uint8_t* qh_plane, __m512i u[8]) {
+  const __m512i bit4 = Bytes(0x10101010);
+  const __m512i qh = Plane(qh_plane, 0);
+  const __m512i index[8] = {FifthBitIndex<0>(),  FifthBitIndex<4>(),  FifthBitIndex<8>(),  FifthBitIndex<12>(),
+                            FifthBitIndex<16>(), FifthBitIndex<20>(), FifthBitIndex<24>(), FifthBitIndex<28>()};
+  NibblePlanes(qh_plane + 64, u);
+  for (int t = 0; t < 8; ++t) u[t] = _mm512_mask_add_epi8(u[t], _mm512_bitshuffle_epi64_mask(qh, index[t]), u[t], bit4);
+}
+
+// Policies: Load(blk, u, dw[, m]) unpacks block blk of the 16 rows (planes
+// as row_groups.h lays them out); kOffsetShift scales the offset sum
+// (-128 sum(x)) to the levels' offset; kHasMin types have no offset.
 struct Q8_0Planes {
   static constexpr size_t kBlockBytes = 34;
   static constexpr int kOffsetShift = 0;  // offset -128 sum(x)
+  static constexpr bool kHasMin = false;
   // u[w] = levels 4w .. 4w + 3 (+ 128) of the 16 rows.
-  static HWY_INLINE void Load(const uint8_t* planes, __m512i u[8]) {
-    for (int w = 0; w < 8; ++w) u[w] = _mm512_xor_si512(Plane(planes, w), Bytes(0x80808080));
+  static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw) {
+    dw = HeadScales(blk);
+    for (int w = 0; w < 8; ++w) u[w] = _mm512_xor_si512(Plane(blk + 32, w), Bytes(0x80808080));
   }
 };
 
 struct Q4_0Planes {
   static constexpr size_t kBlockBytes = 18;
   static constexpr int kOffsetShift = 4;  // offset -8 sum(x)
+  static constexpr bool kHasMin = false;
   // Plane t: qs bytes 4t .. 4t + 3: low nibbles = levels 4t .., high = 16 + 4t ...
-  static HWY_INLINE void Load(const uint8_t* planes, __m512i u[8]) {
-    const __m512i low4 = Bytes(0x0F0F0F0F);
-    for (int t = 0; t < 4; ++t) {
-      const __m512i z = Plane(planes, t);
-      u[t] = _mm512_and_si512(z, low4);
-      u[4 + t] = _mm512_and_si512(_mm512_srli_epi32(z, 4), low4);
-    }
+  static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw) {
+    dw = HeadScales(blk);
+    NibblePlanes(blk + 32, u);
   }
 };
 
 struct Q5_0Planes {
   static constexpr size_t kBlockBytes = 22;
   static constexpr int kOffsetShift = 3;  // offset -16 sum(x)
+  static constexpr bool kHasMin = false;
   // Plane 0: qh (bit j = fifth bit of level j); planes 1 + t: qs as Q4_0.
-  static HWY_INLINE void Load(const uint8_t* planes, __m512i u[8]) {
-    const __m512i low4 = Bytes(0x0F0F0F0F), bit4 = Bytes(0x10101010);
-    const __m512i qh = Plane(planes, 0);
-    const __m512i index[8] = {FifthBitIndex<0>(),  FifthBitIndex<4>(),  FifthBitIndex<8>(),  FifthBitIndex<12>(),
-                              FifthBitIndex<16>(), FifthBitIndex<20>(), FifthBitIndex<24>(), FifthBitIndex<28>()};
-    for (int t = 0; t < 4; ++t) {
-      const __m512i z = Plane(planes, 1 + t);
-      const __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi32(z, 4), low4);
-      u[t] = _mm512_mask_add_epi8(lo, _mm512_bitshuffle_epi64_mask(qh, index[t]), lo, bit4);
-      u[4 + t] = _mm512_mask_add_epi8(hi, _mm512_bitshuffle_epi64_mask(qh, index[4 + t]), hi, bit4);
-    }
+  static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw) {
+    dw = HeadScales(blk);
+    FiveBitPlanes(blk + 32, u);
+  }
+};
+
+struct IQ4NLPlanes {
+  static constexpr size_t kBlockBytes = 18;
+  static constexpr int kOffsetShift = 0;  // levels are codebook values + 128
+  static constexpr bool kHasMin = false;
+  // Planes as Q4_0; each nibble indexes the codebook (values -127..113,
+  // stored + 128 so that vpdpbusd reads them as unsigned bytes).
+  static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw) {
+    static constexpr std::array<uint8_t, 16> kShifted = [] {
+      std::array<uint8_t, 16> t{};
+      for (int i = 0; i < 16; ++i) t[i] = static_cast<uint8_t>(kIQ4NLValues[i] + 128);
+      return t;
+    }();
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
+    dw = HeadScales(blk);
+    NibblePlanes(blk + 32, u);
+    for (int t = 0; t < 8; ++t) u[t] = _mm512_shuffle_epi8(table, u[t]);
+  }
+};
+
+struct Q4_1Planes {
+  static constexpr size_t kBlockBytes = 20;
+  static constexpr bool kHasMin = true;
+  // Plane 0: [d | m]; planes 1..4: qs (unsigned nibbles).
+  static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw, __m512& m) {
+    const __m512i dm = Plane(blk, 0);
+    dw = LowHalves(dm);
+    m = HighHalves(dm);
+    NibblePlanes(blk + 64, u);
+  }
+};
+
+struct Q5_1Planes {
+  static constexpr size_t kBlockBytes = 24;
+  static constexpr bool kHasMin = true;
+  // Plane 0: [d | m]; plane 1: qh; planes 2..5: qs.
+  static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw, __m512& m) {
+    const __m512i dm = Plane(blk, 0);
+    dw = LowHalves(dm);
+    m = HighHalves(dm);
+    FiveBitPlanes(blk + 64, u);
   }
 };
 
@@ -371,31 +447,53 @@ struct Blocks32RowGroupKernel {
     static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
     __m512 lanes[NB][16];
     ZeroLanes(lanes);
+    // Min lanes (Q4_1 / Q5_1): accm[k mod 8] of the 16 rows per activation row.
+    __m512 min_lanes[Planes::kHasMin ? NB : 1][8];
+    ZeroLanes(min_lanes);
     for (int64_t k = 0; k < blocks; ++k) {
       const uint8_t* blk = group + k * kGroupBlockBytes;
       PrefetchBytes(blk + 4 * kGroupBlockBytes, kGroupBlockBytes);
-      // Head: the 16 rows' F16 d; then the planes.
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
       __m512i u[8];
-      Planes::Load(blk + 2 * kGroupRows, u);
+      __m512 dw;
+      [[maybe_unused]] __m512 m;
+      if constexpr (Planes::kHasMin) {
+        Planes::Load(blk, u, dw, m);
+      } else {
+        Planes::Load(blk, u, dw);
+      }
       const int lane = static_cast<int>(k % 16);
       for (int b = 0; b < NB; ++b) {
         // kQ8X: word w of block k at 512 (k / 16) + 64 w + 4 (k % 16).
         const int8_t* x = acts[b].qs + 512 * (k / 16) + 4 * lane;
-        __m512i isum = _mm512_set1_epi32(acts[b].offset_sums[k] >> Planes::kOffsetShift);
+        __m512i isum;
+        if constexpr (Planes::kHasMin) {
+          isum = _mm512_setzero_si512();
+        } else {
+          isum = _mm512_set1_epi32(acts[b].offset_sums[k] >> Planes::kOffsetShift);
+        }
         for (int w = 0; w < 8; ++w) isum = _mm512_dpbusd_epi32(isum, u[w], Word(x + 64 * w));
         const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(acts[b].d[k]));
         lanes[b][lane] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, lanes[b][lane]);
+        if constexpr (Planes::kHasMin) {
+          min_lanes[b][k % 8] = _mm512_fmadd_ps(m, _mm512_set1_ps(acts[b].s[k]), min_lanes[b][k % 8]);
+        }
       }
     }
     for (int b = 0; b < NB; ++b) {
       // ReduceLanes16: r_i = acc_i + acc_(i+8), then ReduceLanes8.
       __m512 r[8];
       for (int i = 0; i < 8; ++i) r[i] = _mm512_add_ps(lanes[b][i], lanes[b][i + 8]);
-      const __m512 s0 = _mm512_add_ps(r[0], r[4]), s1 = _mm512_add_ps(r[1], r[5]);
-      const __m512 s2 = _mm512_add_ps(r[2], r[6]), s3 = _mm512_add_ps(r[3], r[7]);
-      _mm512_storeu_ps(out + 16 * b, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+      __m512 sum = ReduceLanes8Of16Rows(r);
+      if constexpr (Planes::kHasMin) sum = _mm512_add_ps(sum, ReduceLanes8Of16Rows(min_lanes[b]));
+      _mm512_storeu_ps(out + 16 * b, sum);
     }
+  }
+
+  // ReduceLanes8 of each of the 16 rows: ((v0 + v4) + (v2 + v6)) + ((v1 + v5) + (v3 + v7)).
+  static HWY_INLINE __m512 ReduceLanes8Of16Rows(const __m512 v[8]) {
+    const __m512 s0 = _mm512_add_ps(v[0], v[4]), s1 = _mm512_add_ps(v[1], v[5]);
+    const __m512 s2 = _mm512_add_ps(v[2], v[6]), s3 = _mm512_add_ps(v[3], v[7]);
+    return _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
   }
 };
 
@@ -405,6 +503,12 @@ template <>
 struct RowGroupKernel<DType::kQ5_0> : Blocks32RowGroupKernel<row_groups::Q5_0Planes> {};
 template <>
 struct RowGroupKernel<DType::kQ4_0> : Blocks32RowGroupKernel<row_groups::Q4_0Planes> {};
+template <>
+struct RowGroupKernel<DType::kIQ4_NL> : Blocks32RowGroupKernel<row_groups::IQ4NLPlanes> {};
+template <>
+struct RowGroupKernel<DType::kQ4_1> : Blocks32RowGroupKernel<row_groups::Q4_1Planes> {};
+template <>
+struct RowGroupKernel<DType::kQ5_1> : Blocks32RowGroupKernel<row_groups::Q5_1Planes> {};
 
 #endif  // HWY_AVX3_DL
 

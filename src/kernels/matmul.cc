@@ -366,6 +366,9 @@ bool UsesRowGroupKernel(DType type) {
     case DType::kQ8_0: return RowGroupKernel<DType::kQ8_0>::kAvailable;
     case DType::kQ5_0: return RowGroupKernel<DType::kQ5_0>::kAvailable;
     case DType::kQ4_0: return RowGroupKernel<DType::kQ4_0>::kAvailable;
+    case DType::kIQ4_NL: return RowGroupKernel<DType::kIQ4_NL>::kAvailable;
+    case DType::kQ4_1: return RowGroupKernel<DType::kQ4_1>::kAvailable;
+    case DType::kQ5_1: return RowGroupKernel<DType::kQ5_1>::kAvailable;
     default: return false;
   }
 }
@@ -420,6 +423,9 @@ void RunRowGroups(const MatrixView& w, const ActRow* qacts, const float* const* 
       case DType::kQ6_K: return RunRowGroupsOf<DType::kQ6_K>(w, qacts, batch, y, ldy, r0, r1);
       case DType::kQ8_0: return RunRowGroupsOf<DType::kQ8_0>(w, qacts, batch, y, ldy, r0, r1);
       case DType::kQ5_0: return RunRowGroupsOf<DType::kQ5_0>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kIQ4_NL: return RunRowGroupsOf<DType::kIQ4_NL>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ4_1: return RunRowGroupsOf<DType::kQ4_1>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ5_1: return RunRowGroupsOf<DType::kQ5_1>(w, qacts, batch, y, ldy, r0, r1);
       default: return RunRowGroupsOf<DType::kQ4_0>(w, qacts, batch, y, ldy, r0, r1);
     }
   }

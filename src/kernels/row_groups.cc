@@ -31,6 +31,9 @@ bool HasRowGroupLayout(DType type) {
     case DType::kQ8_0:
     case DType::kQ5_0:
     case DType::kQ4_0:
+    case DType::kIQ4_NL:
+    case DType::kQ4_1:
+    case DType::kQ5_1:
       return true;
     default:
       return false;
