@@ -15,8 +15,9 @@
 //
 // Group g, block i (block bytes B) starts at
 //   data + (g * blocks_per_row + i) * 16 * B:
-// 32-element types (Q8_0, Q5_0, Q4_0: B % 4 == 2) first store the 16 rows'
-// F16 d (head, 32 bytes); then plane k (k < P = (B - head) / 4) at 64 k
+// 32-element types with B % 4 == 2 (Q8_0, Q5_0, Q4_0, IQ4_NL) first store
+// the 16 rows' F16 d (head, 32 bytes); Q4_1 / Q5_1 (B % 4 == 0) have no
+// head, their [d | m] word is plane 0; then plane k (k < P = (B - head) / 4) at 64 k
 // holds word k of the rest of each row's block; K-quants with B % 4 == 2
 // (Q6_K: its trailing F16 d) end with the 16 rows' last two bytes. The bytes are those of the
 // natural layout, moved: a matrix takes the same memory either way, and any
@@ -37,7 +38,8 @@ namespace cairn::kernels {
 
 inline constexpr int kGroupRows = 16;
 
-// Whether `type` has a row-group form (Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q4_0).
+// Whether `type` has a row-group form (Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q4_0,
+// IQ4_NL, Q4_1, Q5_1).
 bool HasRowGroupLayout(DType type);
 
 // Converts `rows` (a multiple of 16) natural rows of `cols` columns, row r at
