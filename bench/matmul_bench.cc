@@ -669,6 +669,12 @@ BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_1, DType::kQ5_1)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, iq4_nl, DType::kIQ4_NL)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q2_K, DType::kQ2_K)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q3_K, DType::kQ3_K)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, iq4_xs, DType::kIQ4_XS)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q5_K, DType::kQ5_K)
     ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->MinTime(0.3);
 BENCHMARK_CAPTURE(BM_WidthComputeRowGroups, q6_K, DType::kQ6_K)

@@ -1,5 +1,6 @@
-// AVX-512 VNNI (AVX3_DL) kernels for Q4_K, Q5_K, Q6_K (natural Q8K
-// activations) and Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1, Q5_1 (kQ8X) weights in the row-group layout
+// AVX-512 VNNI (AVX3_DL) kernels for Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_XS
+// (natural Q8K activations) and Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1, Q5_1 (kQ8X)
+// weights in the row-group layout
 // (row_groups.h), up to 8 activation rows per call (matmul.cc tiles wider
 // products, prefill included). Included by matmul.cc once per Highway
 // target; only AVX3_DL defines them (RowGroupKernel<type>::kAvailable).
@@ -113,6 +114,34 @@ HWY_INLINE void StoreRows(const __m512 lanes[][8], float* out) {
     const __m512 s0 = _mm512_add_ps(v[0], v[4]), s1 = _mm512_add_ps(v[1], v[5]);
     const __m512 s2 = _mm512_add_ps(v[2], v[6]), s3 = _mm512_add_ps(v[3], v[7]);
     _mm512_storeu_ps(out + 16 * b, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+  }
+}
+
+// Lanes q of the bsum pairs: dword 2m = (bsum_4m, bsum_4m+2), 2m + 1 =
+// (bsum_4m+1, bsum_4m+3) (m < 4), for vpdpwssd against int16 scale pairs.
+HWY_INLINE __m256i BsumPairs(const ActRow& x, int64_t i) {
+  return PairWords(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums + i * 16)));
+}
+
+// sum_k pairs[k] . bsums (16 sub-blocks of 16): the eight int16 pair vectors
+// (s_4m, s_4m+2), (s_4m+1, s_4m+3) against BsumPairs.
+HWY_INLINE __m512i PairedBsumDot(const __m512i pairs[8], __m256i bsum_pairs) {
+  __m512i sum = _mm512_setzero_si512();
+  for (int q = 0; q < 8; ++q) sum = _mm512_dpwssd_epi32(sum, pairs[q], LaneOf(bsum_pairs, q));
+  return sum;
+}
+
+// Signed scale bytes (four per lane: sub-blocks 4p .. 4p + 3 of plane p) as
+// int32 per sub-block (scale[4p + m]) and as the int16 pairs of PairedBsumDot.
+HWY_INLINE void SpreadScaleBytes(const __m512i bytes[4], __m512i scale[16], __m512i pairs[8]) {
+  for (int p = 0; p < 4; ++p) {
+    const __m512i q = bytes[p];
+    scale[4 * p + 0] = _mm512_srai_epi32(_mm512_slli_epi32(q, 24), 24);
+    scale[4 * p + 1] = _mm512_srai_epi32(_mm512_slli_epi32(q, 16), 24);
+    scale[4 * p + 2] = _mm512_srai_epi32(_mm512_slli_epi32(q, 8), 24);
+    scale[4 * p + 3] = _mm512_srai_epi32(q, 24);
+    pairs[2 * p] = _mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8);
+    pairs[2 * p + 1] = _mm512_srai_epi16(q, 8);
   }
 }
 
@@ -243,15 +272,8 @@ struct RowGroupKernel<DType::kQ6_K> {
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * 52)));
       __m512i scale[16];
       __m512i scale_pairs[8];  // (s[4p], s[4p + 2]) and (s[4p + 1], s[4p + 3]) as int16
-      for (int p = 0; p < 4; ++p) {
-        const __m512i q = Plane(blk, 48 + p);
-        scale[4 * p + 0] = _mm512_srai_epi32(_mm512_slli_epi32(q, 24), 24);
-        scale[4 * p + 1] = _mm512_srai_epi32(_mm512_slli_epi32(q, 16), 24);
-        scale[4 * p + 2] = _mm512_srai_epi32(_mm512_slli_epi32(q, 8), 24);
-        scale[4 * p + 3] = _mm512_srai_epi32(q, 24);
-        scale_pairs[2 * p] = _mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8);
-        scale_pairs[2 * p + 1] = _mm512_srai_epi16(q, 8);
-      }
+      const __m512i scale_bytes[4] = {Plane(blk, 48), Plane(blk, 49), Plane(blk, 50), Plane(blk, 51)};
+      SpreadScaleBytes(scale_bytes, scale, scale_pairs);
       __m512i sums[NB];  // 16 sum_k sc_k dot_k per activation row
       for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
       for (int h = 0; h < 2; ++h) {
@@ -282,11 +304,221 @@ struct RowGroupKernel<DType::kQ6_K> {
       }
       const int k2 = 2 * static_cast<int>(i % 4);
       for (int b = 0; b < NB; ++b) {
-        const __m256i pairs =
-            PairWords(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].bsums + i * 16)));
-        __m512i offset = _mm512_setzero_si512();
-        for (int q = 0; q < 8; ++q) offset = _mm512_dpwssd_epi32(offset, scale_pairs[q], LaneOf(pairs, q));
+        const __m512i offset = PairedBsumDot(scale_pairs, BsumPairs(acts[b], i));
         const __m512i sumi = _mm512_sub_epi32(sums[b], _mm512_slli_epi32(offset, 5));
+        const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
+        lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
+      }
+    }
+    StoreRows<NB>(lanes, out);
+  }
+};
+
+// The low-bit K-quants on natural Q8K activations (one FMA per super-block
+// into dot_ref.h's lanes, as the types above).
+namespace row_groups {
+
+// Q2_K / Q3_K levels: element 128h + 32j + l (l = 4c .. 4c + 3) is bits 2j of
+// qs plane qs_plane + 8h + c (Q3_K: plus 4 x bit 4h + j of hmask plane c,
+// i.e. the level + 4, 0..7); it belongs to sub-block 8h + 2j + c / 4.
+// sums[b] += sum_k scale[k] * dot(levels_k, x_k) over the super-block.
+template <int NB, bool kHighBit>
+HWY_INLINE void TwoBitSums(const uint8_t* blk, int qs_plane, const __m512i scale[16], const ActRow* acts, int64_t i,
+                           __m512i sums[NB]) {
+  const __m512i two_bits = Bytes(0x03030303), bit2 = Bytes(0x04040404);
+  for (int h = 0; h < 2; ++h) {
+    for (int cq = 0; cq < 2; ++cq) {
+      __m512i u[4][4];  // [j][c - 4cq]
+      for (int c4 = 0; c4 < 4; ++c4) {
+        const int c = 4 * cq + c4;
+        const __m512i z = Plane(blk, qs_plane + 8 * h + c);
+        for (int j = 0; j < 4; ++j) {
+          u[j][c4] = _mm512_and_si512(_mm512_srli_epi32(z, 2 * j), two_bits);
+          if constexpr (kHighBit) {
+            const __m512i hm = Plane(blk, c);
+            const int bit = 4 * h + j;  // moved to bit 2 (within each byte: shifts <= 5)
+            const __m512i moved = bit >= 2 ? _mm512_srli_epi32(hm, bit - 2) : _mm512_slli_epi32(hm, 2 - bit);
+            u[j][c4] = OrMasked(u[j][c4], moved, bit2);
+          }
+        }
+      }
+      for (int b = 0; b < NB; ++b) {
+        const int8_t* x = acts[b].qs + i * 256 + 128 * h + 16 * cq;
+        __m512i acc = sums[b];
+        for (int j = 0; j < 4; ++j) {
+          __m512i dot = _mm512_setzero_si512();
+          for (int c4 = 0; c4 < 4; ++c4) dot = _mm512_dpbusd_epi32(dot, u[j][c4], Word(x + 32 * j + 4 * c4));
+          acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(dot, scale[8 * h + 2 * j + cq]));
+        }
+        sums[b] = acc;
+      }
+    }
+  }
+}
+
+}  // namespace row_groups
+
+// Q2_K: planes 0..3 = the 16 scale bytes (low nibble scale, high nibble
+// min), 4..19 = qs, 20 = [d | dmin]. sumi = sum_k sc_k dot_k (levels
+// 0..3), summ = sum_k m_k bsum_k; lanes 2k / 2k + 1 as Q4_K.
+template <>
+struct RowGroupKernel<DType::kQ2_K> {
+  static constexpr bool kAvailable = true;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * 84;
+
+  template <int NB>
+  static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
+    using namespace row_groups;
+    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+    __m512 lanes[NB][8];
+    ZeroLanes(lanes);
+    for (int64_t i = 0; i < blocks; ++i) {
+      const uint8_t* blk = group + i * kGroupBlockBytes;
+      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+      const __m512i dd = Plane(blk, 20);
+      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+      const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+      __m512i sc_bytes[4], scale[16], unused_pairs[8], min_pairs[8];
+      for (int p = 0; p < 4; ++p) {
+        const __m512i z = Plane(blk, p);
+        sc_bytes[p] = _mm512_and_si512(z, Bytes(0x0F0F0F0F));
+        // (m_4p, m_4p+2) and (m_4p+1, m_4p+3) as int16: the high nibbles of bytes 0, 2 and 1, 3.
+        min_pairs[2 * p] = _mm512_and_si512(_mm512_srli_epi16(z, 4), _mm512_set1_epi32(0x000F000F));
+        min_pairs[2 * p + 1] = _mm512_srli_epi16(z, 12);
+      }
+      SpreadScaleBytes(sc_bytes, scale, unused_pairs);
+      __m512i sums[NB];
+      for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
+      TwoBitSums<NB, false>(blk, 4, scale, acts, i, sums);
+      const int k2 = 2 * static_cast<int>(i % 4);
+      for (int b = 0; b < NB; ++b) {
+        const __m512i summ = PairedBsumDot(min_pairs, BsumPairs(acts[b], i));
+        const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
+        lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sums[b]), lanes[b][k2]);
+        lanes[b][k2 + 1] = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(summ), lanes[b][k2 + 1]);
+      }
+    }
+    StoreRows<NB>(lanes, out);
+  }
+};
+
+// Q3_K: planes 0..7 = hmask, 8..23 = qs, 24..26 = the 12 scale bytes, then
+// the 16 rows' F16 d. Levels u = v + 4 (0..7), so sumi = sum_k s_k dot(u_k,
+// x_k) - 4 sum_k s_k bsum_k (exact); lane 2k as Q6_K.
+template <>
+struct RowGroupKernel<DType::kQ3_K> {
+  static constexpr bool kAvailable = true;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * 110;
+
+  template <int NB>
+  static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
+    using namespace row_groups;
+    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+    __m512 lanes[NB][8];
+    ZeroLanes(lanes);
+    const __m512i low4 = Bytes(0x0F0F0F0F);
+    for (int64_t i = 0; i < blocks; ++i) {
+      const uint8_t* blk = group + i * kGroupBlockBytes;
+      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * 27)));
+      // Scale bytes 0..3 / 4..7 (low nibbles: sub-blocks 0..7, high: 8..15), 8..11 (two high bits of
+      // sub-blocks m, m + 4, m + 8, m + 12 in byte 8 + m): s_k + 32 = low4 | high2 << 4.
+      const __m512i b03 = Plane(blk, 24), b47 = Plane(blk, 25), high = Plane(blk, 26);
+      const __m512i low[4] = {_mm512_and_si512(b03, low4), _mm512_and_si512(b47, low4),
+                              _mm512_and_si512(_mm512_srli_epi32(b03, 4), low4),
+                              _mm512_and_si512(_mm512_srli_epi32(b47, 4), low4)};
+      __m512i sc_bytes[4], scale[16], pairs[8];
+      for (int p = 0; p < 4; ++p) {
+        // Bits 2p, 2p + 1 of each high byte to bits 4, 5.
+        const __m512i top = 2 * p <= 4 ? _mm512_slli_epi32(high, 4 - 2 * p) : _mm512_srli_epi32(high, 2 * p - 4);
+        sc_bytes[p] = _mm512_sub_epi8(OrMasked(low[p], top, Bytes(0x30303030)), Bytes(0x20202020));
+      }
+      SpreadScaleBytes(sc_bytes, scale, pairs);
+      __m512i sums[NB];
+      for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
+      TwoBitSums<NB, true>(blk, 8, scale, acts, i, sums);
+      const int k2 = 2 * static_cast<int>(i % 4);
+      for (int b = 0; b < NB; ++b) {
+        const __m512i offset = PairedBsumDot(pairs, BsumPairs(acts[b], i));
+        const __m512i sumi = _mm512_sub_epi32(sums[b], _mm512_slli_epi32(offset, 2));
+        const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
+        lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
+      }
+    }
+    StoreRows<NB>(lanes, out);
+  }
+};
+
+// IQ4_XS: plane 0 = [d | scales_h], 1 = scales_l, 2 + 4ib + k = qs bytes
+// 16ib + 4k .. + 3 (low nibbles: levels 32ib + 4k .., high: 32ib + 16 + 4k ..).
+// Levels are codebook values + 128 (one byte shuffle), so sumi = sum_ib
+// s_ib dot(u_ib, x_ib) - 128 sum_ib s_ib (bsum_2ib + bsum_2ib+1); lane 2k as
+// Q6_K.
+template <>
+struct RowGroupKernel<DType::kIQ4_XS> {
+  static constexpr bool kAvailable = true;
+  static constexpr size_t kGroupBlockBytes = kGroupRows * 136;
+
+  template <int NB>
+  static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
+    using namespace row_groups;
+    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+    static constexpr std::array<uint8_t, 16> kShifted = [] {
+      std::array<uint8_t, 16> t{};
+      for (int v = 0; v < 16; ++v) t[v] = static_cast<uint8_t>(kIQ4NLValues[v] + 128);
+      return t;
+    }();
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
+    const __m512i low4 = Bytes(0x0F0F0F0F), nibble = _mm512_set1_epi32(0xF), bits45 = _mm512_set1_epi32(0x30);
+    __m512 lanes[NB][8];
+    ZeroLanes(lanes);
+    for (int64_t i = 0; i < blocks; ++i) {
+      const uint8_t* blk = group + i * kGroupBlockBytes;
+      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+      const __m512i dh = Plane(blk, 0), sl = Plane(blk, 1);
+      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dh));
+      // s_ib = (nibble ib of scales_l | bits 2ib, 2ib + 1 of scales_h << 4) - 32.
+      __m512i scale[8];
+      for (int ib = 0; ib < 8; ++ib) {
+        const __m512i lo = _mm512_and_si512(_mm512_srli_epi32(sl, 4 * ib), nibble);
+        scale[ib] = _mm512_sub_epi32(OrMasked(lo, _mm512_srli_epi32(dh, 12 + 2 * ib), bits45), _mm512_set1_epi32(32));
+      }
+      // (s0, s2), (s1, s3), (s4, s6), (s5, s7) as int16 pairs.
+      const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+      const __m512i pairs[4] = {OrMasked(_mm512_slli_epi32(scale[2], 16), scale[0], low16),
+                                OrMasked(_mm512_slli_epi32(scale[3], 16), scale[1], low16),
+                                OrMasked(_mm512_slli_epi32(scale[6], 16), scale[4], low16),
+                                OrMasked(_mm512_slli_epi32(scale[7], 16), scale[5], low16)};
+      __m512i sums[NB];
+      for (int b = 0; b < NB; ++b) sums[b] = _mm512_setzero_si512();
+      for (int ib = 0; ib < 8; ++ib) {
+        __m512i lo[4], hi[4];
+        for (int k = 0; k < 4; ++k) {
+          const __m512i z = Plane(blk, 2 + 4 * ib + k);
+          lo[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(z, low4));
+          hi[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(z, 4), low4));
+        }
+        for (int b = 0; b < NB; ++b) {
+          const int8_t* x = acts[b].qs + i * 256 + 32 * ib;
+          __m512i dot = _mm512_setzero_si512();
+          for (int k = 0; k < 4; ++k) {
+            dot = _mm512_dpbusd_epi32(dot, lo[k], Word(x + 4 * k));
+            dot = _mm512_dpbusd_epi32(dot, hi[k], Word(x + 16 + 4 * k));
+          }
+          sums[b] = _mm512_add_epi32(sums[b], _mm512_mullo_epi32(dot, scale[ib]));
+        }
+      }
+      const int k2 = 2 * static_cast<int>(i % 4);
+      for (int b = 0; b < NB; ++b) {
+        // Bsums of the 32-element sub-blocks as pairs (B0, B2), (B1, B3), (B4, B6), (B5, B7).
+        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].bsums + i * 16));
+        const __m256i sub = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
+        const __m256i bpairs = PairWords(_mm256_packs_epi32(sub, _mm256_setzero_si256()));
+        __m512i offset = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pairs[0], LaneOf(bpairs, 0));
+        offset = _mm512_dpwssd_epi32(offset, pairs[1], LaneOf(bpairs, 1));
+        offset = _mm512_dpwssd_epi32(offset, pairs[2], LaneOf(bpairs, 4));
+        offset = _mm512_dpwssd_epi32(offset, pairs[3], LaneOf(bpairs, 5));
+        const __m512i sumi = _mm512_sub_epi32(sums[b], _mm512_slli_epi32(offset, 7));
         const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
       }

@@ -369,6 +369,9 @@ bool UsesRowGroupKernel(DType type) {
     case DType::kIQ4_NL: return RowGroupKernel<DType::kIQ4_NL>::kAvailable;
     case DType::kQ4_1: return RowGroupKernel<DType::kQ4_1>::kAvailable;
     case DType::kQ5_1: return RowGroupKernel<DType::kQ5_1>::kAvailable;
+    case DType::kQ2_K: return RowGroupKernel<DType::kQ2_K>::kAvailable;
+    case DType::kQ3_K: return RowGroupKernel<DType::kQ3_K>::kAvailable;
+    case DType::kIQ4_XS: return RowGroupKernel<DType::kIQ4_XS>::kAvailable;
     default: return false;
   }
 }
@@ -426,6 +429,9 @@ void RunRowGroups(const MatrixView& w, const ActRow* qacts, const float* const* 
       case DType::kIQ4_NL: return RunRowGroupsOf<DType::kIQ4_NL>(w, qacts, batch, y, ldy, r0, r1);
       case DType::kQ4_1: return RunRowGroupsOf<DType::kQ4_1>(w, qacts, batch, y, ldy, r0, r1);
       case DType::kQ5_1: return RunRowGroupsOf<DType::kQ5_1>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ2_K: return RunRowGroupsOf<DType::kQ2_K>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kQ3_K: return RunRowGroupsOf<DType::kQ3_K>(w, qacts, batch, y, ldy, r0, r1);
+      case DType::kIQ4_XS: return RunRowGroupsOf<DType::kIQ4_XS>(w, qacts, batch, y, ldy, r0, r1);
       default: return RunRowGroupsOf<DType::kQ4_0>(w, qacts, batch, y, ldy, r0, r1);
     }
   }

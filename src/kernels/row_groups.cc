@@ -34,6 +34,9 @@ bool HasRowGroupLayout(DType type) {
     case DType::kIQ4_NL:
     case DType::kQ4_1:
     case DType::kQ5_1:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kIQ4_XS:
       return true;
     default:
       return false;

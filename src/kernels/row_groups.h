@@ -38,8 +38,8 @@ namespace cairn::kernels {
 
 inline constexpr int kGroupRows = 16;
 
-// Whether `type` has a row-group form (Q4_K, Q5_K, Q6_K, Q8_0, Q5_0, Q4_0,
-// IQ4_NL, Q4_1, Q5_1).
+// Whether `type` has a row-group form (Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_XS,
+// Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1, Q5_1).
 bool HasRowGroupLayout(DType type);
 
 // Converts `rows` (a multiple of 16) natural rows of `cols` columns, row r at

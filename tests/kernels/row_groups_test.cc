@@ -25,12 +25,15 @@ namespace {
 using test::ForEachTarget;
 using test::Sanitized;
 
-constexpr DType kTypes[] = {DType::kQ4_K, DType::kQ6_K, DType::kQ5_K, DType::kQ8_0,  DType::kQ5_0,
-                             DType::kQ4_0, DType::kIQ4_NL, DType::kQ4_1, DType::kQ5_1};
+constexpr DType kTypes[] = {DType::kQ4_K,  DType::kQ6_K, DType::kQ5_K, DType::kQ8_0, DType::kQ5_0, DType::kQ4_0,
+                             DType::kIQ4_NL, DType::kQ4_1, DType::kQ5_1, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS};
 
 // Byte offsets of a block's F16 fields (set to sane scales so sums stay finite).
 std::vector<size_t> HalfFields(DType type) {
   if (type == DType::kQ6_K) return {208};
+  if (type == DType::kQ2_K) return {80, 82};  // d, dmin
+  if (type == DType::kQ3_K) return {108};
+  if (type == DType::kIQ4_XS) return {0};
   if (type == DType::kQ4_1 || type == DType::kQ5_1) return {0, 2};  // d, m
   if (GetDTypeInfo(type).block_elems == 32) return {0};
   return {0, 2};
@@ -174,7 +177,7 @@ TEST(RowGroupsTest, GetRowMatchesNaturalLayout) {
 }
 
 TEST(RowGroupsTest, OnlyTypesWithAKernelArePreferred) {
-  for (DType type : {DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS, DType::kF32, DType::kF16}) {
+  for (DType type : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_FALSE(MatMulPrefersRowGroups(type)) << GetDTypeInfo(type).name;
   }
   for (DType type : kTypes) {
