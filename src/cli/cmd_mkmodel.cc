@@ -30,7 +30,7 @@ const CommandRegistration kRegistration{"mkmodel", 70, [](CLI::App& app) {
   cmd->footer("Presets:" + presets);
   cmd->add_option("--arch", args->options.arch, "llama | qwen3 | qwen35 | gemma3")->capture_default_str();
   cmd->add_option("--preset", args->options.preset, "Shape preset (see below)")->capture_default_str();
-  cmd->add_option("--quant", args->quant, "Weight matrix type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k")
+  cmd->add_option("--quant", args->quant, "Weight matrix type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs")
       ->capture_default_str();
   cmd->add_flag("--mtp", args->options.mtp, "Add a Qwen3.5 MTP (nextn) block");
   cmd->add_option("--seed", args->options.seed, "Random seed")->capture_default_str();
