@@ -192,7 +192,7 @@ void BM_AttentionPrefill(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionPrefill)
     ->ArgNames({"shape", "rows", "start", "threads"})
-    ->ArgsProduct({{0, 1}, {512}, {0, 4096}, {1, 2}})
+    ->ArgsProduct({{0, 1}, {512}, {0, 4096, 16384}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
