@@ -117,6 +117,17 @@ HWY_INLINE void StoreRows(const __m512 lanes[][8], float* out) {
   }
 }
 
+// The IQ4_NL codebook + 128 (unsigned bytes for vpdpbusd) in every 128-bit
+// lane, for vpshufb with nibble indices (IQ4_NL, IQ4_XS).
+HWY_INLINE __m512i ShiftedCodebook() {
+  static constexpr std::array<uint8_t, 16> kShifted = [] {
+    std::array<uint8_t, 16> t{};
+    for (int v = 0; v < 16; ++v) t[v] = static_cast<uint8_t>(kIQ4NLValues[v] + 128);
+    return t;
+  }();
+  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
+}
+
 // Lanes q of the bsum pairs: dword 2m = (bsum_4m, bsum_4m+2), 2m + 1 =
 // (bsum_4m+1, bsum_4m+3) (m < 4), for vpdpwssd against int16 scale pairs.
 HWY_INLINE __m256i BsumPairs(const ActRow& x, int64_t i) {
@@ -463,12 +474,7 @@ struct RowGroupKernel<DType::kIQ4_XS> {
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
     using namespace row_groups;
     static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
-    static constexpr std::array<uint8_t, 16> kShifted = [] {
-      std::array<uint8_t, 16> t{};
-      for (int v = 0; v < 16; ++v) t[v] = static_cast<uint8_t>(kIQ4NLValues[v] + 128);
-      return t;
-    }();
-    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
+    const __m512i table = ShiftedCodebook();
     const __m512i low4 = Bytes(0x0F0F0F0F), nibble = _mm512_set1_epi32(0xF), bits45 = _mm512_set1_epi32(0x30);
     __m512 lanes[NB][8];
     ZeroLanes(lanes);
@@ -630,12 +636,7 @@ struct IQ4NLPlanes {
   // Planes as Q4_0; each nibble indexes the codebook (values -127..113,
   // stored + 128 so that vpdpbusd reads them as unsigned bytes).
   static HWY_INLINE void Load(const uint8_t* blk, __m512i u[8], __m512& dw) {
-    static constexpr std::array<uint8_t, 16> kShifted = [] {
-      std::array<uint8_t, 16> t{};
-      for (int i = 0; i < 16; ++i) t[i] = static_cast<uint8_t>(kIQ4NLValues[i] + 128);
-      return t;
-    }();
-    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kShifted.data())));
+    const __m512i table = ShiftedCodebook();
     dw = HeadScales(blk);
     NibblePlanes(blk + 32, u);
     for (int t = 0; t < 8; ++t) u[t] = _mm512_shuffle_epi8(table, u[t]);
