@@ -117,6 +117,23 @@ HWY_INLINE void StoreRows(const __m512 lanes[][8], float* out) {
   }
 }
 
+// The super-block kernels' frame: lanes[b][l] (dot_ref.h's eight lanes,
+// 16 rows per vector, of activation row b) start at +0; body(blk, i, lanes)
+// runs per super-block i at blk with the next one prefetched; then out[b *
+// 16 + r] = ReduceLanes8 of row r.
+template <int NB, size_t kGroupBlockBytes, class Body>
+HWY_INLINE void ForEachSuperBlock(const uint8_t* group, int64_t blocks, float* out, const Body& body) {
+  static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
+  __m512 lanes[NB][8];
+  ZeroLanes(lanes);
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* blk = group + i * kGroupBlockBytes;
+    PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+    body(blk, i, lanes);
+  }
+  StoreRows<NB>(lanes, out);
+}
+
 // The IQ4_NL codebook + 128 (unsigned bytes for vpdpbusd) in every 128-bit
 // lane, for vpshufb with nibble indices (IQ4_NL, IQ4_XS).
 HWY_INLINE __m512i ShiftedCodebook() {
@@ -140,6 +157,19 @@ HWY_INLINE __m512i PairedBsumDot(const __m512i pairs[8], __m256i bsum_pairs) {
   __m512i sum = _mm512_setzero_si512();
   for (int q = 0; q < 8; ++q) sum = _mm512_dpwssd_epi32(sum, pairs[q], LaneOf(bsum_pairs, q));
   return sum;
+}
+
+// sum_j v_j B_j over the eight 32-element sub-blocks of super-block i, B_j =
+// bsum_2j + bsum_2j+1, with v as int16 pairs (v0, v2), (v1, v3), (v4, v6),
+// (v5, v7) (Q4_K / Q5_K mins, IQ4_XS scales).
+HWY_INLINE __m512i PairedSubBlock32Dot(const __m512i pairs[4], const ActRow& x, int64_t i) {
+  const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums + i * 16));
+  const __m256i sub = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
+  const __m256i b = PairWords(_mm256_packs_epi32(sub, _mm256_setzero_si256()));
+  __m512i sum = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pairs[0], LaneOf(b, 0));
+  sum = _mm512_dpwssd_epi32(sum, pairs[1], LaneOf(b, 1));
+  sum = _mm512_dpwssd_epi32(sum, pairs[2], LaneOf(b, 4));
+  return _mm512_dpwssd_epi32(sum, pairs[3], LaneOf(b, 5));
 }
 
 // Signed scale bytes (four per lane: sub-blocks 4p .. 4p + 3 of plane p) as
@@ -169,13 +199,9 @@ struct ScaleMinRowGroupKernel {
   template <int NB>
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
     using namespace row_groups;
-    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
-    __m512 lanes[NB][8];
-    ZeroLanes(lanes);
     const __m512i low4 = Bytes(0x0F0F0F0F), high4 = Bytes(0xF0F0F0F0), bit4 = Bytes(0x10101010);
-    for (int64_t i = 0; i < blocks; ++i) {
-      const uint8_t* blk = group + i * kGroupBlockBytes;
-      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+    ForEachSuperBlock<NB, kGroupBlockBytes>(group, blocks, out, [&](const uint8_t* blk, int64_t i,
+                                                                     __m512 (&lanes)[NB][8]) {
       // Plane 0: [d | dmin] (F16) of each row; planes 1..3: the 12 scale bytes.
       const __m512i dd = Plane(blk, 0);
       const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
@@ -241,21 +267,13 @@ struct ScaleMinRowGroupKernel {
       }
       const int k2 = 2 * static_cast<int>(i % 4);
       for (int b = 0; b < NB; ++b) {
-        // Bsums of the 32-element sub-blocks (B_j = bsum_2j + bsum_2j+1) as pairs (B0, B2), (B1, B3), (B4, B6), (B5, B7).
-        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].bsums + i * 16));
-        const __m256i sub = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
-        const __m256i pairs = PairWords(_mm256_packs_epi32(sub, _mm256_setzero_si256()));
-        __m512i summ = _mm512_dpwssd_epi32(_mm512_setzero_si512(), min_pairs[0], LaneOf(pairs, 0));
-        summ = _mm512_dpwssd_epi32(summ, min_pairs[1], LaneOf(pairs, 1));
-        summ = _mm512_dpwssd_epi32(summ, min_pairs[2], LaneOf(pairs, 4));
-        summ = _mm512_dpwssd_epi32(summ, min_pairs[3], LaneOf(pairs, 5));
+        const __m512i summ = PairedSubBlock32Dot(min_pairs, acts[b], i);
         const __m512i sumi = kFiveBit ? sums[b] : _mm512_srai_epi32(sums[b], 4);
         const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
         lanes[b][k2 + 1] = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(summ), lanes[b][k2 + 1]);
       }
-    }
-    StoreRows<NB>(lanes, out);
+    });
   }
 };
 
@@ -272,13 +290,9 @@ struct RowGroupKernel<DType::kQ6_K> {
   template <int NB>
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
     using namespace row_groups;
-    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
-    __m512 lanes[NB][8];
-    ZeroLanes(lanes);
     const __m512i low4 = Bytes(0x0F0F0F0F), bits45 = Bytes(0x30303030);
-    for (int64_t i = 0; i < blocks; ++i) {
-      const uint8_t* blk = group + i * kGroupBlockBytes;
-      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+    ForEachSuperBlock<NB, kGroupBlockBytes>(group, blocks, out, [&](const uint8_t* blk, int64_t i,
+                                                                     __m512 (&lanes)[NB][8]) {
       // Planes 0..31: ql, 32..47: qh, 48..51: the 16 int8 scales; then the 16 rows' F16 d.
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * 52)));
       __m512i scale[16];
@@ -320,8 +334,7 @@ struct RowGroupKernel<DType::kQ6_K> {
         const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
       }
-    }
-    StoreRows<NB>(lanes, out);
+    });
   }
 };
 
@@ -380,12 +393,8 @@ struct RowGroupKernel<DType::kQ2_K> {
   template <int NB>
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
     using namespace row_groups;
-    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
-    __m512 lanes[NB][8];
-    ZeroLanes(lanes);
-    for (int64_t i = 0; i < blocks; ++i) {
-      const uint8_t* blk = group + i * kGroupBlockBytes;
-      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+    ForEachSuperBlock<NB, kGroupBlockBytes>(group, blocks, out, [&](const uint8_t* blk, int64_t i,
+                                                                     __m512 (&lanes)[NB][8]) {
       const __m512i dd = Plane(blk, 20);
       const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
       const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
@@ -408,8 +417,7 @@ struct RowGroupKernel<DType::kQ2_K> {
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sums[b]), lanes[b][k2]);
         lanes[b][k2 + 1] = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(summ), lanes[b][k2 + 1]);
       }
-    }
-    StoreRows<NB>(lanes, out);
+    });
   }
 };
 
@@ -424,13 +432,9 @@ struct RowGroupKernel<DType::kQ3_K> {
   template <int NB>
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
     using namespace row_groups;
-    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
-    __m512 lanes[NB][8];
-    ZeroLanes(lanes);
     const __m512i low4 = Bytes(0x0F0F0F0F);
-    for (int64_t i = 0; i < blocks; ++i) {
-      const uint8_t* blk = group + i * kGroupBlockBytes;
-      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+    ForEachSuperBlock<NB, kGroupBlockBytes>(group, blocks, out, [&](const uint8_t* blk, int64_t i,
+                                                                     __m512 (&lanes)[NB][8]) {
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * 27)));
       // Scale bytes 0..3 / 4..7 (low nibbles: sub-blocks 0..7, high: 8..15), 8..11 (two high bits of
       // sub-blocks m, m + 4, m + 8, m + 12 in byte 8 + m): s_k + 32 = low4 | high2 << 4.
@@ -455,8 +459,7 @@ struct RowGroupKernel<DType::kQ3_K> {
         const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
       }
-    }
-    StoreRows<NB>(lanes, out);
+    });
   }
 };
 
@@ -473,14 +476,10 @@ struct RowGroupKernel<DType::kIQ4_XS> {
   template <int NB>
   static void Run(const uint8_t* group, int64_t blocks, const ActRow* acts, float* out) {
     using namespace row_groups;
-    static_assert(NB >= 1 && NB <= kRowGroupMaxActs);
     const __m512i table = ShiftedCodebook();
     const __m512i low4 = Bytes(0x0F0F0F0F), nibble = _mm512_set1_epi32(0xF), bits45 = _mm512_set1_epi32(0x30);
-    __m512 lanes[NB][8];
-    ZeroLanes(lanes);
-    for (int64_t i = 0; i < blocks; ++i) {
-      const uint8_t* blk = group + i * kGroupBlockBytes;
-      PrefetchBytes(blk + kRowGroupPrefetchBlocks * kGroupBlockBytes, kGroupBlockBytes);
+    ForEachSuperBlock<NB, kGroupBlockBytes>(group, blocks, out, [&](const uint8_t* blk, int64_t i,
+                                                                     __m512 (&lanes)[NB][8]) {
       const __m512i dh = Plane(blk, 0), sl = Plane(blk, 1);
       const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dh));
       // s_ib = (nibble ib of scales_l | bits 2ib, 2ib + 1 of scales_h << 4) - 32.
@@ -516,20 +515,12 @@ struct RowGroupKernel<DType::kIQ4_XS> {
       }
       const int k2 = 2 * static_cast<int>(i % 4);
       for (int b = 0; b < NB; ++b) {
-        // Bsums of the 32-element sub-blocks as pairs (B0, B2), (B1, B3), (B4, B6), (B5, B7).
-        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acts[b].bsums + i * 16));
-        const __m256i sub = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
-        const __m256i bpairs = PairWords(_mm256_packs_epi32(sub, _mm256_setzero_si256()));
-        __m512i offset = _mm512_dpwssd_epi32(_mm512_setzero_si512(), pairs[0], LaneOf(bpairs, 0));
-        offset = _mm512_dpwssd_epi32(offset, pairs[1], LaneOf(bpairs, 1));
-        offset = _mm512_dpwssd_epi32(offset, pairs[2], LaneOf(bpairs, 4));
-        offset = _mm512_dpwssd_epi32(offset, pairs[3], LaneOf(bpairs, 5));
+        const __m512i offset = PairedSubBlock32Dot(pairs, acts[b], i);
         const __m512i sumi = _mm512_sub_epi32(sums[b], _mm512_slli_epi32(offset, 7));
         const __m512 dx = _mm512_set1_ps(acts[b].d[i]);
         lanes[b][k2] = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(sumi), lanes[b][k2]);
       }
-    }
-    StoreRows<NB>(lanes, out);
+    });
   }
 };
 
