@@ -582,36 +582,23 @@ struct Blocks32Kernel {
   }
 
 #if HWY_TARGET != HWY_AVX3_DL
-  // All `rows` prepared rows (at prepared + i * row_bytes) at once, groups
-  // [g0, g1), against the tile's NB activation rows: register tiles of up to
-  // 4 rows x 2 activation rows (Group::StreamTile); matmul.cc's
-  // RunRowsPrepared prefers this to one PreparedTile per row. acc[i] is row
-  // i's. Same operations per (row, activation row) as PreparedTile.
-  template <int NB>
-  static void PreparedRowsTile(const uint8_t* prepared, size_t row_bytes, int rows, const uint8_t* /*prepared_acts*/,
-                               int64_t g0, int64_t g1, int64_t cols, const ActRow* acts, Accumulators* acc) {
+  // R prepared rows (at prepared + r * row_bytes) at once, groups [g0, g1),
+  // against the tile's NB activation rows: register tiles of R rows x 2
+  // activation rows (Group::StreamTile); matmul.cc's RunRowsPrepared prefers
+  // this to one PreparedTile per row and picks R (1..kPreparedRows). acc[r] is
+  // row r's. Same operations per (row, activation row) as PreparedTile.
+  template <int R, int NB>
+  static void PreparedRowsTile(const uint8_t* prepared, size_t row_bytes, const uint8_t* /*prepared_acts*/, int64_t g0,
+                               int64_t g1, int64_t cols, const ActRow* acts, Accumulators* acc) {
+    static_assert(R >= 1 && R <= kPreparedRows);
     const int64_t num_blocks = cols / kQK;
-    auto rows_tile = [&](auto row_count) {
-      constexpr int R = decltype(row_count)::value;
-      for (int a0 = 0; a0 + 2 <= NB; a0 += 2) {
-        Group::template StreamTile<R, 2>(prepared, row_bytes, acts + a0, g0, g1, num_blocks,
-                                         [&](int r, int a) -> typename Group::Acc& { return acc[r].acc[a0 + a]; });
-      }
-      if constexpr (NB % 2 == 1) {
-        Group::template StreamTile<R, 1>(prepared, row_bytes, acts + NB - 1, g0, g1, num_blocks,
-                                         [&](int r, int) -> typename Group::Acc& { return acc[r].acc[NB - 1]; });
-      }
-    };
-    static_assert(kPreparedRows == 4);
-    switch (rows) {
-      case 1:
-        return rows_tile(std::integral_constant<int, 1>{});
-      case 2:
-        return rows_tile(std::integral_constant<int, 2>{});
-      case 3:
-        return rows_tile(std::integral_constant<int, 3>{});
-      default:
-        return rows_tile(std::integral_constant<int, 4>{});
+    for (int a0 = 0; a0 + 2 <= NB; a0 += 2) {
+      Group::template StreamTile<R, 2>(prepared, row_bytes, acts + a0, g0, g1, num_blocks,
+                                       [&](int r, int a) -> typename Group::Acc& { return acc[r].acc[a0 + a]; });
+    }
+    if constexpr (NB % 2 == 1) {
+      Group::template StreamTile<R, 1>(prepared, row_bytes, acts + NB - 1, g0, g1, num_blocks,
+                                       [&](int r, int) -> typename Group::Acc& { return acc[r].acc[NB - 1]; });
     }
   }
 #endif

@@ -228,8 +228,11 @@ void RunRowsPrepared(const MatrixView& w, const ActRow* acts, int64_t batch, flo
         typename Kernel::Accumulators acc[kRows];
         for (int64_t i0 = 0; i0 < blocks; i0 += Kernel::kPreparedChunk) {
           const int64_t i1 = std::min(blocks, i0 + Kernel::kPreparedChunk);
-          if constexpr (requires { &Kernel::template PreparedRowsTile<NB>; }) {
-            Kernel::template PreparedRowsTile<NB>(prepared, row_bytes, rows, tile_acts, i0, i1, w.cols, acts + b, acc);
+          if constexpr (requires { &Kernel::template PreparedRowsTile<1, NB>; }) {
+            SwitchActs<kRows>(rows, [&](auto r) {
+              Kernel::template PreparedRowsTile<decltype(r)::value, NB>(prepared, row_bytes, tile_acts, i0, i1, w.cols,
+                                                                        acts + b, acc);
+            });
           } else {
             for (int i = 0; i < rows; ++i) {
               Kernel::template PreparedTile<NB>(prepared + i * row_bytes, tile_acts, i0, i1, w.cols, acts + b,
