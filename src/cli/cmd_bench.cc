@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "core/profiler.h"
 #include "core/thread_pool.h"
 #include "kernels/targets.h"
@@ -49,6 +50,7 @@ struct BenchArgs {
   int64_t paired_steps = 16;
   double paired_probe_gb = 0.25;
   uint64_t seed = 1;
+  std::string narrow_to;  // "" = the file's types
 };
 
 constexpr double kMB = 1e6;
@@ -124,7 +126,12 @@ void PrintProfile(const char* title, const std::vector<std::string>& names,
 void RunBench(const BenchArgs& args) {
   const double load_start = bench::LoadAverage1();
   ThreadPool pool(args.threads > 0 ? args.threads : ThreadPool::DefaultThreadCount());
-  std::unique_ptr<model::Model> m = model::Model::Load(args.model_path);
+  model::Model::LoadOptions load;
+  if (!args.narrow_to.empty()) {
+    load.narrow_to = ParseDType(args.narrow_to);
+    if (!load.narrow_to) Fail("--narrow-to: unknown type '{}'", args.narrow_to);
+  }
+  std::unique_ptr<model::Model> m = model::Model::Load(args.model_path, load);
   bench::BenchOptions options;
   options.prompt_tokens = args.prompt_tokens;
   options.depths = args.depths;
@@ -259,6 +266,8 @@ const CommandRegistration kRegistration{"bench", 80, [](CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--narrow-to", args->narrow_to,
+                  "Re-encode matrices wider than this type at load, as --draft-quant does for a draft model");
   cmd->add_flag("--profile", args->profile, "Time split by category (matmul, attention, ...)");
   cmd->add_option("--bandwidth-gb", args->bandwidth_gb, "GB summed per bandwidth pass")->capture_default_str();
   cmd->add_option("--bandwidth-passes", args->bandwidth_passes, "Timed bandwidth passes")->capture_default_str();

@@ -18,7 +18,9 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "core/timer.h"
 #include "model/model.h"
+#include "spec/draft_model_drafter.h"
 #include "spec/race.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/tokenizer.h"
@@ -33,6 +35,7 @@ struct RaceArgs {
   std::string draft_model;
   int64_t draft_vocab = -1;
   float draft_margin = -1.0f;
+  std::string draft_quant = "auto";
   int n = 64;
   float temp = 0.0f;
   int cap = 4;
@@ -72,7 +75,13 @@ std::vector<spec::SpecMode> ParseModes(const std::string& list) {
 void RunRace(const RaceArgs& args) {
   const auto target = model::Model::Load(args.model);
   std::unique_ptr<model::Model> draft;
-  if (!args.draft_model.empty()) draft = model::Model::Load(args.draft_model);
+  if (!args.draft_model.empty()) {
+    model::Model::LoadOptions load;
+    load.narrow_to = spec::DraftNarrowType(args.draft_quant);
+    const Stopwatch watch;
+    draft = model::Model::Load(args.draft_model, load);
+    std::printf("draft model loaded in %.2fs\n", watch.Seconds());
+  }
   const tokenizer::Tokenizer tok(tokenizer::LoadGgufVocabulary(args.model));
   std::string text = args.prompt;
   if (!args.prompt_file.empty()) {
@@ -167,6 +176,8 @@ const CommandRegistration kRegistration{"race", 60, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--draft-margin", args->draft_margin,
                   "Stop drafting after a draft whose top-2 logit gap is below this (0 = never; -1 = auto: 2.0)")
+      ->capture_default_str();
+  cmd->add_option("--draft-quant", args->draft_quant, "Draft matrices wider than this type are re-encoded to it at load (auto = q4_0; none = keep)")
       ->capture_default_str();
   cmd->add_option("-n", args->n, "Tokens to generate per mode")->capture_default_str();
   cmd->add_option("--temp", args->temp, "Temperature (0 = greedy; outputs compared only make sense at 0)")

@@ -138,6 +138,9 @@ const CommandRegistration kRegistration{"run", 20, [](CLI::App& app) {
   cmd->add_option("--spec", args->engine.spec_mode, "Speculative mode: lookup|draft|mtp|baseline|auto")
       ->capture_default_str();
   cmd->add_option("--draft-model", args->engine.draft_model_path, "Draft model for --spec draft");
+  cmd->add_option("--draft-quant", args->engine.draft_quant,
+                  "Draft matrices wider than this type are re-encoded to it at load (auto = q4_0; none = keep)")
+      ->capture_default_str();
   cmd->callback([args] { Run(*args); });
 }};
 

@@ -186,6 +186,9 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
       ->check(CLI::IsMember({"lookup", "draft", "mtp", "baseline", "auto"}))
       ->capture_default_str();
   cmd->add_option("--draft-model", args->engine.draft_model_path, "Draft model for --spec draft");
+  cmd->add_option("--draft-quant", args->engine.draft_quant,
+                  "Draft matrices wider than this type are re-encoded to it at load (auto = q4_0; none = keep)")
+      ->capture_default_str();
   cmd->add_option("--spec-max-cap", args->engine.spec_max_cap, "Most draft tokens per speculative round")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();

@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "engine/prompt_builder.h"
 #include "engine/spec_runner.h"
+#include "spec/draft_model_drafter.h"
 #include "engine/answer_stream.h"
 #include "model/reply_tail.h"
 #include "sampling/sampler.h"
@@ -74,6 +75,12 @@ cache::disk::PackIdentity DiskIdentity(const model::Model& model, const cache::d
   return id;
 }
 
+// The resolved --draft-quant: the type name, or "none".
+std::string DraftQuantName(const std::string& option) {
+  const std::optional<DType> type = spec::DraftNarrowType(option);
+  return type ? std::string(GetDTypeInfo(*type).name) : "none";
+}
+
 }  // namespace
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
@@ -99,7 +106,9 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
   e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);
   if (cfg.checkpointed()) e->snapshot_bytes_ = e->state_->SnapshotRecurrent()->bytes();
   if (!options.draft_model_path.empty()) {
-    e->draft_model_ = model::Model::Load(options.draft_model_path, load);
+    model::Model::LoadOptions draft_load = load;
+    draft_load.narrow_to = spec::DraftNarrowType(options.draft_quant);
+    e->draft_model_ = model::Model::Load(options.draft_model_path, draft_load);
     if (e->draft_model_->n_vocab() != cfg.n_vocab) {
       Fail("draft model {} has a vocabulary of {} tokens but the model has {}: they must share one",
            options.draft_model_path, e->draft_model_->n_vocab(), cfg.n_vocab);
@@ -180,6 +189,7 @@ ServiceInfo Engine::Info() {
                                              {"memory_guard", cache_->guard() != nullptr}}},
                        {"spec", Json{{"mode", spec_->default_mode()},
                                      {"draft_model", options_.draft_model_path},
+                                     {"draft_quant", DraftQuantName(options_.draft_quant)},
                                      {"mtp", spec_->has_mtp()}}}};
   return info;
 }

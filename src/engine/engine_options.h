@@ -32,6 +32,7 @@ struct EngineOptions {
   // Speculative decoding.
   std::string spec_mode = "auto";   // lookup | draft | mtp | baseline | auto
   std::string draft_model_path;
+  std::string draft_quant = "auto";  // draft matrices re-encoded at load (spec::DraftNarrowType)
   int spec_max_cap = 16;            // most drafts per round (verify widths calibrated up to this + 1)
 
   int64_t prefill_chunk_tokens = 512;

@@ -29,7 +29,11 @@ std::unique_ptr<Model> Model::Load(const std::string& path, const LoadOptions& o
   m->config_.n_vocab = static_cast<int>(embd->shape[1]);
   const char* env = std::getenv("CAIRN_ROW_GROUPS");
   const bool row_groups = options.row_groups && !(env != nullptr && std::string_view(env) == "0");
-  m->weights_ = BindWeights(*m->file_, m->config_, &m->f32_arena_, row_groups ? &m->row_group_arena_ : nullptr);
+  BindOptions bind;
+  bind.matrix_arena = &m->matrix_arena_;
+  bind.row_groups = row_groups;
+  bind.narrow_to = options.narrow_to;
+  m->weights_ = BindWeights(*m->file_, m->config_, &m->f32_arena_, bind);
   m->config_.tied_output = m->file_->FindTensor("output.weight") == nullptr;
   if (options.verbose) LogInfo("loaded {}: {}", path, m->config_.Describe());
   return m;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,6 +77,9 @@ class Model {
     // (BindWeights; same results). CAIRN_ROW_GROUPS=0 in the environment
     // turns it off (A/B timing).
     bool row_groups = true;
+    // Re-encode matrices wider than this type (BindOptions::narrow_to): for
+    // draft models only, since it changes the model's numbers.
+    std::optional<DType> narrow_to;
   };
   // Maps and validates the file; throws cairn::Error naming the bad key/tensor.
   static std::unique_ptr<Model> Load(const std::string& path, const LoadOptions& options);
@@ -113,7 +117,7 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   std::vector<AlignedBuffer<float>> f32_arena_;
-  std::vector<AlignedBuffer<uint8_t>> row_group_arena_;  // matrices in the row-group layout
+  std::vector<AlignedBuffer<uint8_t>> matrix_arena_;  // matrices converted at load (row groups, narrowed)
 };
 
 }  // namespace cairn::model

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "core/error.h"
 #include "gguf/gguf_file.h"
@@ -23,9 +25,9 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 class Binder {
  public:
-  Binder(const gguf::GgufFile& file, std::vector<AlignedBuffer<float>>* arena,
-         std::vector<AlignedBuffer<uint8_t>>* row_group_arena, size_t* bytes)
-      : file_(file), arena_(arena), row_group_arena_(row_group_arena), bytes_(bytes) {}
+  Binder(const gguf::GgufFile& file, std::vector<AlignedBuffer<float>>* arena, const BindOptions& options,
+         size_t* bytes)
+      : file_(file), arena_(arena), options_(options), bytes_(bytes) {}
 
   const gguf::TensorInfo* Find(const std::string& name) const { return file_.FindTensor(name); }
 
@@ -36,9 +38,10 @@ class Binder {
   }
 
   // A matrix with ne = {cols, rows}.
-  // row_groups: whether the matrix may be converted (the token embedding
-  // is only read row by row, unless it is also the output matrix).
-  MatrixView Matrix(const std::string& name, int64_t rows, int64_t cols, bool row_groups = true) {
+  // convertible: whether the matrix may be converted at all (the token
+  // embedding is only read row by row, unless it is also the output matrix,
+  // and converting it would make the whole table resident).
+  MatrixView Matrix(const std::string& name, int64_t rows, int64_t cols, bool convertible = true) {
     const gguf::TensorInfo& t = Require(name);
     const bool shape_ok = (t.shape.size() == 2 && t.shape[0] == cols && t.shape[1] == rows) ||
                           (t.shape.size() == 1 && rows == 1 && t.shape[0] == cols);
@@ -49,21 +52,63 @@ class Binder {
       Fail("tensor '{}' has type {}, which Cairn cannot compute with (supported: f32, f16, bf16, q8_0, q4_0, "
            "q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_xs)", name, GetDTypeInfo(t.type).name);
     }
-    *bytes_ += t.bytes;
-    const kernels::MatrixView natural = kernels::MakeMatrixView(t.type, t.data, rows, cols);
-    if (!row_groups || row_group_arena_ == nullptr || rows % kernels::kGroupRows != 0 ||
-        !kernels::MatMulPrefersRowGroups(t.type)) {
-      return natural;
+    MatrixView view = kernels::MakeMatrixView(t.type, t.data, rows, cols);
+    if (!convertible || options_.matrix_arena == nullptr) {
+      *bytes_ += t.bytes;
+      return view;
     }
-    return ToRowGroups(natural, t.bytes);
+    AlignedBuffer<uint8_t> narrowed;
+    if (ShouldNarrow(t.type, cols)) {
+      narrowed = Narrow(view, *options_.narrow_to);
+      view = kernels::MakeMatrixView(*options_.narrow_to, narrowed.data(), rows, cols);
+      if (file_.mapped()) ReleasePages(t.data, t.data + t.bytes);
+    }
+    const size_t bytes = view.row_stride_bytes * static_cast<size_t>(rows);
+    *bytes_ += bytes;
+    if (options_.row_groups && rows % kernels::kGroupRows == 0 && kernels::MatMulPrefersRowGroups(view.type)) {
+      return ToRowGroups(view, bytes, /*release_source=*/narrowed.size() == 0);
+    }
+    if (narrowed.size() != 0) options_.matrix_arena->push_back(std::move(narrowed));
+    return view;
   }
 
-  // A copy of `natural` in the row-group layout; the file pages it came from
-  // are released (a private read-only mapping re-reads them if ever touched).
-  // Converted a few MB at a time, each slice's source pages released before
-  // the next, so the peak stays one copy of the weights plus one slice.
-  MatrixView ToRowGroups(const MatrixView& natural, size_t bytes) {
-    AlignedBuffer<uint8_t>& buf = row_group_arena_->emplace_back(bytes);
+  bool ShouldNarrow(DType type, int64_t cols) const {
+    if (!options_.narrow_to) return false;
+    const DTypeInfo& from = GetDTypeInfo(type);
+    const DTypeInfo& to = GetDTypeInfo(*options_.narrow_to);
+    // More bits per weight: block_bytes / block_elems compared without division.
+    const bool wider = int64_t{from.block_bytes} * to.block_elems > int64_t{to.block_bytes} * from.block_elems;
+    return wider && cols % to.block_elems == 0;
+  }
+
+  // `natural` re-encoded as `to`, row by row (dequantize to F32, quantize),
+  // on every core: a 0.5B draft is ~360M weights.
+  static AlignedBuffer<uint8_t> Narrow(const MatrixView& natural, DType to) {
+    const size_t out_row = RowBytes(to, natural.cols);
+    AlignedBuffer<uint8_t> out(out_row * static_cast<size_t>(natural.rows));
+    const auto* src = static_cast<const uint8_t*>(natural.data);
+    const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(natural.rows, std::thread::hardware_concurrency()));
+    std::vector<std::thread> threads;
+    for (int64_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        std::vector<float> row(static_cast<size_t>(natural.cols));
+        for (int64_t r = natural.rows * w / workers; r < natural.rows * (w + 1) / workers; ++r) {
+          kernels::DequantizeRow(natural.type, src + r * natural.row_stride_bytes, natural.cols, row.data());
+          kernels::QuantizeRow(to, row.data(), natural.cols, out.data() + r * out_row);
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    return out;
+  }
+
+  // A copy of `natural` in the row-group layout. With release_source, the
+  // file pages it came from are released (a private read-only mapping
+  // re-reads them if ever touched). Converted a few MB at a time, each
+  // slice's source pages released before the next, so the peak stays one
+  // copy of the weights plus one slice.
+  MatrixView ToRowGroups(const MatrixView& natural, size_t bytes, bool release_source) {
+    AlignedBuffer<uint8_t>& buf = options_.matrix_arena->emplace_back(bytes);
     const auto* src = static_cast<const uint8_t*>(natural.data);
     const size_t group_bytes = natural.row_stride_bytes * kernels::kGroupRows;
     const int64_t groups = natural.rows / kernels::kGroupRows;
@@ -71,7 +116,7 @@ class Binder {
     for (int64_t g0 = 0; g0 < groups; g0 += slice) {
       const int64_t g1 = std::min(groups, g0 + slice);
       kernels::ToRowGroups(natural.type, src, natural.row_stride_bytes, natural.cols, g0, g1, buf.data());
-      if (file_.mapped()) ReleasePages(src + g0 * group_bytes, src + g1 * group_bytes);
+      if (release_source && file_.mapped()) ReleasePages(src + g0 * group_bytes, src + g1 * group_bytes);
     }
     MatrixView view = natural;
     view.data = buf.data();
@@ -114,7 +159,7 @@ class Binder {
 
   const gguf::GgufFile& file_;
   std::vector<AlignedBuffer<float>>* arena_;
-  std::vector<AlignedBuffer<uint8_t>>* row_group_arena_;
+  const BindOptions& options_;
   size_t* bytes_;
 };
 
@@ -174,9 +219,9 @@ void BindLayer(Binder& b, const ModelConfig& c, int il, LayerKind kind, LayerWei
 }  // namespace
 
 ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& c, std::vector<AlignedBuffer<float>>* arena,
-                         std::vector<AlignedBuffer<uint8_t>>* row_group_arena) {
+                         const BindOptions& options) {
   ModelWeights w;
-  Binder b(file, arena, row_group_arena, &w.bytes);
+  Binder b(file, arena, options, &w.bytes);
   const gguf::TensorInfo& embd = b.Require("token_embd.weight");
   if (embd.shape.size() != 2 || embd.shape[0] != c.n_embd) {
     Fail("tensor 'token_embd.weight' has shape {}, expected {{{}, n_vocab}}", ShapeString(embd.shape), c.n_embd);
@@ -186,7 +231,7 @@ ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& c, std::
   // token's row is all a lookup reads, and converting it would make the
   // whole table resident.
   const bool tied = b.Find("output.weight") == nullptr;
-  w.token_embd = b.Matrix("token_embd.weight", n_vocab, c.n_embd, /*row_groups=*/tied);
+  w.token_embd = b.Matrix("token_embd.weight", n_vocab, c.n_embd, /*convertible=*/tied);
   w.output_norm = b.Vector("output_norm.weight", c.n_embd);
   if (b.Find("output.weight")) {
     w.output = b.Matrix("output.weight", n_vocab, c.n_embd);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,15 +92,32 @@ struct ModelWeights {
   size_t bytes = 0;               // total bytes of all tensors used
 };
 
+// How BindWeights may convert matrices at load. Neither conversion is
+// visible to callers except through speed (and, for `narrow_to`, the
+// matrices' values).
+struct BindOptions {
+  // Receives the converted matrices; null: every matrix stays in the file
+  // mapping (no conversion at all).
+  std::vector<AlignedBuffer<uint8_t>>* matrix_arena = nullptr;
+  // Matrices whose type has a row-group kernel on the CPU's dispatch target
+  // (kernels::MatMulPrefersRowGroups) and whose rows are a multiple of 16 are
+  // converted into that layout (kernels/row_groups.h): same results.
+  bool row_groups = false;
+  // Matrices stored with more bits per weight than this type are re-encoded
+  // to it (dequantize, then kernels::QuantizeRow), when their width is a
+  // multiple of its block. This changes the model's numbers, so it is for
+  // draft models only: a draft's values move its acceptance, never the
+  // target's output. A draft step reads every weight once, so fewer bytes
+  // per weight make each draft cheaper (docs/speculative.md).
+  std::optional<DType> narrow_to;
+};
+
 // Binds every tensor the config needs. `f32_arena` receives the F32 copies of
-// small tensors and must outlive the returned pointers. With `row_group_arena`
-// (may be null), matrices whose type has a row-group kernel on the CPU's
-// dispatch target (kernels::MatMulPrefersRowGroups) and whose rows are a
-// multiple of 16 are converted into that layout (kernels/row_groups.h): the
-// arena receives them, and the file pages they came from are dropped from the
-// process (a mapped file), so resident memory stays one copy of the weights.
+// small tensors and must outlive the returned pointers, like
+// options.matrix_arena. The file pages of converted matrices are dropped from
+// the process (a mapped file), so resident memory stays one copy of the
+// weights.
 ModelWeights BindWeights(const gguf::GgufFile& file, const ModelConfig& config,
-                         std::vector<AlignedBuffer<float>>* f32_arena,
-                         std::vector<AlignedBuffer<uint8_t>>* row_group_arena = nullptr);
+                         std::vector<AlignedBuffer<float>>* f32_arena, const BindOptions& options = {});
 
 }  // namespace cairn::model

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/timer.h"
+#include "kernels/quant.h"
 
 namespace cairn::spec {
 
@@ -19,6 +20,16 @@ int64_t ResolveHeadVocab(int64_t option, int64_t n_vocab) {
 }
 
 }  // namespace
+
+std::optional<DType> DraftNarrowType(std::string_view option) {
+  if (option == "auto") return DType::kQ4_0;
+  if (option == "none") return std::nullopt;
+  const std::optional<DType> type = ParseDType(option);
+  if (!type || !kernels::IsSupportedWeightType(*type)) {
+    Fail("--draft-quant '{}': expected auto, none or a weight type (q4_0, iq4_nl, q5_0, q8_0, ...)", option);
+  }
+  return type;
+}
 
 DraftModelDrafter::DraftModelDrafter(const model::Model& draft, int32_t target_vocab, ThreadPool& pool,
                                      const DraftSampling& sampling, const DraftModelOptions& options)

@@ -19,8 +19,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "core/aligned_buffer.h"
+#include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
 #include "spec/drafter.h"
@@ -50,6 +53,18 @@ struct DraftModelOptions {
   int64_t head_vocab = -1;
   float stop_margin = -1.0f;
 };
+
+// The type a draft model's wider matrices are re-encoded to at load
+// (model::Model::LoadOptions::narrow_to), from the --draft-quant option:
+//   "auto" (default): q4_0. A draft step reads every weight once, so its cost
+//     follows the file's bytes per weight; Q4_K_M files of widths that are
+//     not multiples of 256 keep many Q5_0/Q8_0 matrices (the 0.5B Qwen2.5:
+//     392 MB per step, 279 MB as q4_0; docs/speculative.md).
+//   "none": the file's types;
+//   a type name (q4_0, iq4_nl, q5_0, ...): that type.
+// Only the draft's acceptance can move: the target verifies every draft.
+// Throws cairn::Error for an unknown name.
+std::optional<DType> DraftNarrowType(std::string_view option);
 
 class DraftModelDrafter : public Drafter {
  public:

@@ -17,6 +17,8 @@ struct SpecStats {
   int64_t target_forwards = 0;            // target Forward calls after prefill
   std::vector<int64_t> accept_histogram;  // [j] = rounds that accepted exactly j drafts
   double seconds = 0.0;                   // decode wall time (first token to last), excl. prefill
+  double draft_seconds = 0.0;             // of which in Drafter::Propose
+  double verify_seconds = 0.0;            // of which in target Forward passes (verify rounds and plain steps)
 
   // Tokens committed per round (each round commits accepted + 1).
   double mean_committed_per_round() const {
@@ -27,6 +29,9 @@ struct SpecStats {
     return drafted > 0 ? static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0;
   }
   double tokens_per_second() const { return seconds > 0.0 ? static_cast<double>(committed) / seconds : 0.0; }
+
+  // Milliseconds per round of a part of `seconds`.
+  double PerRoundMs(double total_seconds) const;
 
   // One line: mode, tok/s, rounds, drafted/accepted, mean committed, histogram.
   std::string Summary() const;

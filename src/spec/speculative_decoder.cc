@@ -78,7 +78,9 @@ DecodeOutput DecodePlain(const model::Model& target, model::SequenceState& state
     model::ForwardRequest req;
     req.tokens = std::span<const int32_t>(&t.token, 1);
     req.verify = options.tail != nullptr ? &capture : nullptr;
+    const Stopwatch step_watch;
     target.Forward(state, req, &result, pool);
+    out.stats.verify_seconds += step_watch.Seconds();
     if (options.tail != nullptr) options.tail->Commit(state, capture, req.tokens);
     ++out.stats.target_forwards;
     ++out.stats.rounds;
@@ -137,6 +139,7 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     if (cap > 0 && limit > 0) {
       const Stopwatch draft_watch;
       drafter.Propose(std::min(cap, limit), &drafts);
+      stats.draft_seconds += draft_watch.Seconds();
       if (options.controller && !drafts.empty()) {
         options.controller->ObserveDraftCost(draft_watch.Seconds(), static_cast<int>(drafts.size()));
       }
@@ -155,7 +158,9 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     // pass without them is captured only for the reply tail.
     capture.keep_start_state = k > 0;
     req.verify = k > 0 || options.tail != nullptr ? &capture : nullptr;
+    const Stopwatch verify_watch;
     target.Forward(state, req, &result, pool);
+    stats.verify_seconds += verify_watch.Seconds();
     ++stats.target_forwards;
     ++stats.rounds;
 

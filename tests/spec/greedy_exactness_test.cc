@@ -2,6 +2,7 @@
 // every drafter, on dense (llama, qwen3) and hybrid (qwen35) targets.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/lookup_drafter.h"
 #include "spec/mtp_drafter.h"
@@ -93,6 +94,34 @@ TEST_P(GreedyExactness, DraftModelMatchesBaseline) {
     const DecodeOutput out = Speculative(m, prompt, drafter, NumTokens(), 3);
     EXPECT_EQ(Ids(out), base) << "prompt " << p << " " << out.stats.Summary();
   }
+}
+
+// The target itself, narrowed to Q4_0 at load (--draft-quant), as the draft:
+// it agrees with the target most of the time and differs sometimes, so both
+// accepts and rejections happen; the output stays the target's.
+TEST_P(GreedyExactness, NarrowedSelfDraftMatchesBaseline) {
+  const model::Model& m = TinyModel(GetParam());
+  const model::Model& draft = TinyModel(GetParam(), 1, false, DType::kQ4_0);
+  ASSERT_EQ(draft.weights().layers[0].ffn.up.type, DType::kQ4_0);
+  int64_t accepted = 0;
+  for (int p = 0; p < NumPrompts(); ++p) {
+    const std::vector<int32_t> prompt = test::Prompt(p);
+    const std::vector<int32_t> base = Baseline(m, prompt, NumTokens());
+    DraftModelDrafter drafter(draft, m.n_vocab(), Pool());
+    const DecodeOutput out = Speculative(m, prompt, drafter, NumTokens(), 4);
+    EXPECT_EQ(Ids(out), base) << "prompt " << p << " " << out.stats.Summary();
+    accepted += out.stats.accepted;
+  }
+  EXPECT_GT(accepted, 0) << "a Q4_0 copy of the target should agree with it at least sometimes";
+}
+
+TEST(DraftNarrowType, OptionValues) {
+  EXPECT_EQ(DraftNarrowType("auto"), DType::kQ4_0);
+  EXPECT_EQ(DraftNarrowType("none"), std::nullopt);
+  EXPECT_EQ(DraftNarrowType("iq4_nl"), DType::kIQ4_NL);
+  EXPECT_EQ(DraftNarrowType("Q5_0"), DType::kQ5_0);
+  EXPECT_THROW(DraftNarrowType("q4"), cairn::Error);
+  EXPECT_THROW(DraftNarrowType(""), cairn::Error);
 }
 
 // A draft head cut to a fraction of the vocabulary (drafts never propose the

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <span>
 #include <memory>
 #include <mutex>
@@ -38,13 +39,17 @@ inline std::string TempDir() {
   return dir;
 }
 
-// A tiny F32 random model ("llama" | "qwen3" | "qwen35"), cached per process.
-inline const model::Model& TinyModel(const std::string& arch, uint64_t seed = 1, bool mtp = false) {
+// A tiny F32 random model ("llama" | "qwen3" | "qwen35"), cached per process;
+// narrow_to: loaded with its matrices re-encoded to that type (a draft's
+// --draft-quant).
+inline const model::Model& TinyModel(const std::string& arch, uint64_t seed = 1, bool mtp = false,
+                                     std::optional<DType> narrow_to = std::nullopt) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<model::Model>> models;
   std::lock_guard<std::mutex> lock(mu);
   const std::string key = arch + "-" + std::to_string(seed) + (mtp ? "-mtp" : "");
-  auto it = models.find(key);
+  const std::string loaded_key = key + (narrow_to ? "-" + std::string(GetDTypeInfo(*narrow_to).name) : "");
+  auto it = models.find(loaded_key);
   if (it != models.end()) return *it->second;
   model::RandomModelOptions o;
   o.arch = arch;
@@ -66,7 +71,9 @@ inline const model::Model& TinyModel(const std::string& arch, uint64_t seed = 1,
     model::WriteRandomModel(o, tmp);
     std::filesystem::rename(tmp, path);
   }
-  return *(models[key] = model::Model::Load(path));
+  model::Model::LoadOptions load;
+  load.narrow_to = narrow_to;
+  return *(models[loaded_key] = model::Model::Load(path, load));
 }
 
 inline ThreadPool& Pool() {
