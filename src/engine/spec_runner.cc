@@ -101,9 +101,7 @@ spec::CapControllerOptions SpecRunner::PriorOptions(spec::SpecMode mode) {
 double SpecRunner::ModelledBestRate(spec::SpecMode mode) {
   const spec::VerifyCostCurve& curve = Curve();
   if (mode == spec::SpecMode::kBaseline) return 1.0 / curve.At(1);
-  spec::CapController& c = Controller(mode);
-  const int cap = spec::BestCap(curve, c.acceptance(), c.draft_cost(), max_cap_);
-  return spec::ModelledRate(curve, c.acceptance(), c.draft_cost(), cap);
+  return Controller(mode).ModelledBestRate();
 }
 
 spec::SpecMode SpecRunner::PickAuto() {

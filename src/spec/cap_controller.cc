@@ -167,26 +167,117 @@ int BestCap(const VerifyCostCurve& curve, double a, double draft_cost, int max_c
 
 CapController::CapController(VerifyCostCurve curve, CapControllerOptions options)
     : curve_(std::move(curve)), options_(options), acceptance_(options.prior_acceptance) {
-  cap_ = options_.fixed_cap >= 0 ? options_.fixed_cap
-                                 : BestCap(curve_, acceptance_, options_.draft_cost, options_.max_cap);
+  positions_.resize(static_cast<size_t>(std::max(0, options_.max_cap)));
+  verify_.resize(positions_.size() + 1);
+  double a = 1.0;
+  for (Position& p : positions_) {
+    a *= acceptance_;
+    p.accepted = a;
+  }
+  cap_ = options_.fixed_cap >= 0 ? options_.fixed_cap : PickCap();
+}
+
+std::vector<CapController::Position> CapController::Estimates() const {
+  std::vector<Position> est = positions_;
+  for (size_t i = 0; i < est.size(); ++i) {
+    const Position prev = i == 0 ? Position{1.0, 1.0, 1} : est[i - 1];
+    if (est[i].observations == 0) {
+      est[i].proposed = prev.proposed;
+      est[i].accepted = prev.accepted * acceptance_;
+    }
+    // Monotone in i, and nothing is accepted that was not proposed.
+    est[i].proposed = std::min(est[i].proposed, prev.proposed);
+    est[i].accepted = std::min({est[i].accepted, prev.accepted, est[i].proposed});
+  }
+  return est;
+}
+
+double CapController::ModelledRate(int cap) const {
+  const std::vector<Position> est = Estimates();
+  double committed = 1.0, drafted = 0.0;
+  for (int i = 0; i < std::min<int>(cap, static_cast<int>(est.size())); ++i) {
+    committed += est[static_cast<size_t>(i)].accepted;
+    drafted += est[static_cast<size_t>(i)].proposed;
+  }
+  // verify(1 + n) at a fractional width: linear between the integer widths.
+  const double width = 1.0 + drafted;
+  const int w0 = static_cast<int>(width);
+  const double verify = VerifySeconds(w0) + (width - w0) * (VerifySeconds(w0 + 1) - VerifySeconds(w0));
+  return committed / (verify + drafted * options_.draft_cost);
+}
+
+int CapController::PickCap() const {
+  int best = 0;
+  double best_rate = ModelledRate(0);
+  for (int k = 1; k <= options_.max_cap; ++k) {
+    const double r = ModelledRate(k);
+    if (r > best_rate * 1.03) {  // 3% hysteresis against noise in the curve
+      best = k;
+      best_rate = r;
+    }
+  }
+  return best;
+}
+
+double CapController::ModelledBestRate() const {
+  double best = ModelledRate(0);
+  for (int k = 1; k <= options_.max_cap; ++k) best = std::max(best, ModelledRate(k));
+  return best;
 }
 
 int CapController::NextCap() {
-  if (options_.fixed_cap >= 0) return options_.fixed_cap;
-  if (cap_ == 0 && ++parked_rounds_ % kProbeEvery == 0) return std::min(2, options_.max_cap);
-  return cap_;
+  if (options_.fixed_cap >= 0) return round_cap_ = options_.fixed_cap;
+  if (cap_ == 0) {
+    round_cap_ = ++parked_rounds_ % kProbeEvery == 0 ? std::min(2, options_.max_cap) : 0;
+  } else if (++explore_rounds_ % kExploreEvery == 0) {
+    round_cap_ = std::min(cap_ + kExploreStep, options_.max_cap);
+  } else {
+    round_cap_ = cap_;
+  }
+  return round_cap_;
 }
 
 void CapController::Observe(int drafted, int accepted) {
   if (drafted <= 0) return;
   for (int i = 0; i < accepted; ++i) acceptance_ += options_.alpha * (1.0 - acceptance_);
   if (accepted < drafted) acceptance_ += options_.alpha * (0.0 - acceptance_);
+  // Positions the round could reach: its cap (a lookup draft may run longer).
+  const int reach = std::min<int>(std::max(round_cap_, drafted), static_cast<int>(positions_.size()));
+  for (int i = 1; i <= reach; ++i) {
+    Position& p = positions_[static_cast<size_t>(i - 1)];
+    ++p.observations;
+    // A plain average over the first 1 / alpha observations, then the EMA.
+    const double w = std::max(options_.alpha, 1.0 / static_cast<double>(p.observations));
+    p.proposed += w * ((drafted >= i ? 1.0 : 0.0) - p.proposed);
+    p.accepted += w * ((accepted >= i ? 1.0 : 0.0) - p.accepted);
+  }
   if (options_.fixed_cap >= 0) return;
   ++rounds_;
   if (cap_ == 0 || rounds_ % kRepickRounds == 0) {
-    cap_ = BestCap(curve_, acceptance_, options_.draft_cost, options_.max_cap);
+    cap_ = PickCap();
     if (cap_ > 0) parked_rounds_ = 0;
   }
+}
+
+double CapController::VerifySeconds(int width) const {
+  const size_t i = static_cast<size_t>(std::max(1, width) - 1);
+  if (i < verify_.size() && verify_[i].observations > 0) return verify_[i].seconds;
+  return curve_.At(width) * curve_scale_;
+}
+
+void CapController::ObserveVerifyCost(double seconds, int width) {
+  if (width < 1 || seconds <= 0 || !options_.measure_draft_cost) return;
+  const double prior = curve_.At(width);
+  if (prior > 0) {
+    ++verify_observations_;
+    const double w = std::max(options_.alpha, 1.0 / static_cast<double>(verify_observations_));
+    curve_scale_ += w * (seconds / prior - curve_scale_);
+  }
+  const size_t i = static_cast<size_t>(width - 1);
+  if (i >= verify_.size()) return;
+  WidthCost& c = verify_[i];
+  ++c.observations;
+  c.seconds += std::max(options_.alpha * 4, 1.0 / static_cast<double>(c.observations)) * (seconds - c.seconds);
 }
 
 void CapController::ObserveDraftCost(double seconds, int drafted) {

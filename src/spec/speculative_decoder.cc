@@ -160,7 +160,9 @@ DecodeOutput DecodeSpeculative(const model::Model& target, model::SequenceState&
     req.verify = k > 0 || options.tail != nullptr ? &capture : nullptr;
     const Stopwatch verify_watch;
     target.Forward(state, req, &result, pool);
-    stats.verify_seconds += verify_watch.Seconds();
+    const double verify_seconds = verify_watch.Seconds();
+    stats.verify_seconds += verify_seconds;
+    if (options.controller) options.controller->ObserveVerifyCost(verify_seconds, k + 1);
     ++stats.target_forwards;
     ++stats.rounds;
 

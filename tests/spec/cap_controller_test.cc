@@ -69,6 +69,58 @@ TEST(CapController, AdaptsToLiveAcceptanceAndProbesWhileParked) {
   EXPECT_EQ(probes, 64 / CapController::kProbeEvery);
 }
 
+// verify(w) = 14.7 + 2.4 (w - 1) ms: the 1.5B Qwen2.5-Coder target on 2 cores.
+VerifyCostCurve RealCurve(double scale = 1.0) {
+  VerifyCostCurve c;
+  for (int w = 1; w <= 17; ++w) c.seconds.push_back(scale * (14.7 + 2.4 * (w - 1)) * 1e-3);
+  return c;
+}
+
+// A draft model's rounds are bursty: 2 rounds in 5 the drafter is sure and
+// every draft up to the cap is accepted; otherwise it stops after one
+// unsure draft, which is rejected. Per-token acceptance is then 0.8, and the
+// independent-acceptance model prefers cap 1-2 (5 ms per draft); but a round
+// at cap 6 commits 3.4 tokens for 3.0 drafts, faster than any short cap.
+TEST(CapController, BurstyDraftsGrowTheCapPastTheIndependentModel) {
+  CapControllerOptions o;
+  o.prior_acceptance = 0.6;
+  o.draft_cost = 5e-3;
+  o.max_cap = 8;
+  o.measure_draft_cost = false;
+  CapController c(RealCurve(), o);
+  for (int r = 0; r < 400; ++r) {
+    const int cap = c.NextCap();
+    if (cap == 0) continue;
+    if (r % 5 < 2) {
+      c.Observe(cap, cap);
+    } else {
+      c.Observe(1, 0);
+    }
+  }
+  EXPECT_GE(c.current_cap(), 6);
+  EXPECT_LE(BestCap(RealCurve(), c.acceptance(), o.draft_cost, o.max_cap), 2) << "acceptance " << c.acceptance();
+  EXPECT_GT(c.ModelledRate(c.current_cap()), c.ModelledRate(2) * 1.1);
+}
+
+// A calibration kept on disk from a busy moment (10x too slow) is corrected
+// by measured verify times: measured widths take their own, the others scale.
+TEST(CapController, MeasuredVerifyTimesReplaceAStaleCalibration) {
+  CapControllerOptions o;
+  o.draft_cost = 5e-3;
+  CapController c(RealCurve(10.0), o);
+  const VerifyCostCurve truth = RealCurve();
+  for (int i = 0; i < 100; ++i) {
+    for (int w = 1; w <= 4; ++w) c.ObserveVerifyCost(truth.At(w), w);
+  }
+  for (int w = 1; w <= 4; ++w) EXPECT_NEAR(c.VerifySeconds(w), truth.At(w), 1e-9) << w;
+  EXPECT_NEAR(c.VerifySeconds(12) / truth.At(12), 1.0, 0.05);  // the curve x ~0.1
+
+  o.measure_draft_cost = false;  // seeded sampling: no timing input at all
+  CapController fixed(RealCurve(10.0), o);
+  fixed.ObserveVerifyCost(truth.At(2), 2);
+  EXPECT_DOUBLE_EQ(fixed.VerifySeconds(2), RealCurve(10.0).At(2));
+}
+
 TEST(CapController, FixedCapNeverChanges) {
   CapControllerOptions o;
   o.fixed_cap = 3;
