@@ -48,7 +48,7 @@ def race(args, model, prompt, modes, n, draft=None, cap="8"):
     cmd = [args.cairn, "race", "--model", model, "--prompt-file", prompt_file, "--modes", modes, "-n", str(n),
            "--cap", cap, "--threads", str(args.threads), "--repeat", str(args.repeat)]
     if draft:
-        cmd += ["--draft-model", draft]
+        cmd += ["--draft-model", draft, "--draft-quant", args.draft_quant]
     print("$ " + " ".join(cmd), flush=True)
     return subprocess.run(cmd).returncode
 
@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lines", type=int, default=300, help="lines of the file to edit (lookup case)")
+    ap.add_argument("--draft-quant", default="auto", help="draft matrices re-encoded at load (auto = q4_0, none)")
+    ap.add_argument("--cap", default="6", help="draft case: drafts per round (0 = the adaptive controller)")
     ap.add_argument("--tokens", type=int, default=0, help="tokens per arm (default: 4000 lookup, 192 draft)")
     args = ap.parse_args()
     rc = 0
@@ -70,7 +72,7 @@ def main():
         big = model_path("qwen2.5-coder-1.5b-instruct-q4_k_m")
         prompt = chatml("Write a Python function that parses a CSV line with quoted fields, with a docstring "
                         "and three doctest examples.")
-        rc |= race(args, big, prompt, "baseline,draft", args.tokens or 192, draft=small, cap="6")
+        rc |= race(args, big, prompt, "baseline,draft", args.tokens or 192, draft=small, cap=args.cap)
     return rc
 
 
