@@ -3,6 +3,8 @@
 // dims, conv dim 6144). Single thread; items = tokens (rows).
 #include <benchmark/benchmark.h>
 
+#include "core/thread_pool.h"
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -94,6 +96,20 @@ void BM_Conv1dSilu6144(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * rows);
 }
 BENCHMARK(BM_Conv1dSilu6144)->Arg(1)->Arg(512);
+
+// The pool overload (row order, 2 threads), as the Gated DeltaNet block calls it.
+void BM_Conv1dSilu6144Pool(benchmark::State& state) {
+  const int64_t rows = state.range(0);
+  static ThreadPool pool(2);
+  std::vector<float> x = Random(rows * 6144, 9), w = Random(6144 * 4, 10), st(3 * 6144, 0.0f),
+                     out(rows * 6144);
+  for (auto _ : state) {
+    CausalConv1d(x.data(), 6144, rows, 6144, 4, w.data(), st.data(), true, out.data(), 6144, pool);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+BENCHMARK(BM_Conv1dSilu6144Pool)->Arg(1)->Arg(512)->UseRealTime();
 
 }  // namespace
 }  // namespace cairn::kernels

@@ -4,6 +4,10 @@
 
 #include <cstdint>
 
+namespace cairn {
+class ThreadPool;
+}
+
 namespace cairn::kernels {
 
 // x:     n_tokens rows of `channels` raw (pre-conv) inputs, row t at x + t * x_stride.
@@ -19,5 +23,12 @@ namespace cairn::kernels {
 // kernel 4 has the vectorised path; other sizes use a scalar loop.
 void CausalConv1d(const float* x, int64_t x_stride, int64_t n_tokens, int64_t channels, int kernel,
                   const float* w, float* state, bool apply_silu, float* out, int64_t out_stride);
+
+// The same on the pool's threads (channel ranges, whole vectors each), and in
+// row order when kernel == 4 and out does not overlap x (conv1d.cc): the same
+// bits as the call above.
+void CausalConv1d(const float* x, int64_t x_stride, int64_t n_tokens, int64_t channels, int kernel,
+                  const float* w, float* state, bool apply_silu, float* out, int64_t out_stride,
+                  ThreadPool& pool);
 
 }  // namespace cairn::kernels

@@ -59,7 +59,7 @@ void DeltaNetBlock(const ForwardChunk& c, const LayerWeights& w, int rec_layer, 
     for (size_t i = 0; i < segments; ++i) {
       const int64_t s0 = seg_begin(i);
       kernels::CausalConv1d(conv_in + s0 * conv_dim, conv_dim, seg_end(i) - s0, conv_dim, cfg.ssm_conv_kernel, g.conv,
-                           st.ConvState(rec_layer), /*apply_silu=*/true, qkv + s0 * conv_dim, conv_dim);
+                           st.ConvState(rec_layer), /*apply_silu=*/true, qkv + s0 * conv_dim, conv_dim, *c.pool);
       if (i < c.marks.size()) {
         std::memcpy(c.mark_states[i] + rec_layer * layer_floats, st.ConvState(rec_layer),
                     st.conv_floats_per_layer() * sizeof(float));
