@@ -1,8 +1,7 @@
 // Writer side of the paged attention KV (core/kv_block.h): stores one token's
 // K or V row into a block slab, converting F32 -> F16/BF16 with round to
-// nearest even (core/half.h, bit-exact with ggml). The row is only
-// n_kv_heads * head_dim values per layer per token, so scalar conversion costs
-// far less than the projections that produced it.
+// nearest even (core/half.h, bit-exact with ggml). F16 converts a vector at a
+// time (kv_write.cc); BF16 (not the default) one value at a time.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +16,9 @@ namespace cairn::kernels {
 // `token_in_block` (= position % block_tokens).
 void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const float* src, uint8_t* slab,
                   int token_in_block);
+
+// dst[i] = F32ToF16(src[i]), i < n (core/half.h's bits; vectorised).
+void F32RowToF16(const float* src, int64_t n, uint16_t* dst);
 
 // Inverse, for tests and debugging: slab rows -> F32 [n_kv_heads][head_dim].
 void LoadKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const uint8_t* slab,
