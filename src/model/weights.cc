@@ -6,10 +6,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <thread>
+#include <memory>
 #include <vector>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
 #include "kernels/quant.h"
 #include "kernels/row_groups.h"
@@ -83,22 +84,20 @@ class Binder {
 
   // `natural` re-encoded as `to`, row by row (dequantize to F32, quantize),
   // on every core: a 0.5B draft is ~360M weights.
-  static AlignedBuffer<uint8_t> Narrow(const MatrixView& natural, DType to) {
+  AlignedBuffer<uint8_t> Narrow(const MatrixView& natural, DType to) {
     const size_t out_row = RowBytes(to, natural.cols);
     AlignedBuffer<uint8_t> out(out_row * static_cast<size_t>(natural.rows));
     const auto* src = static_cast<const uint8_t*>(natural.data);
-    const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(natural.rows, std::thread::hardware_concurrency()));
-    std::vector<std::thread> threads;
-    for (int64_t w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        std::vector<float> row(static_cast<size_t>(natural.cols));
-        for (int64_t r = natural.rows * w / workers; r < natural.rows * (w + 1) / workers; ++r) {
-          kernels::DequantizeRow(natural.type, src + r * natural.row_stride_bytes, natural.cols, row.data());
-          kernels::QuantizeRow(to, row.data(), natural.cols, out.data() + r * out_row);
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    if (!narrow_pool_) narrow_pool_ = std::make_unique<ThreadPool>(ThreadPool::DefaultThreadCount());
+    std::vector<std::vector<float>> rows(static_cast<size_t>(narrow_pool_->num_threads()),
+                                         std::vector<float>(static_cast<size_t>(natural.cols)));
+    narrow_pool_->ParallelFor(natural.rows, 1, [&](int64_t r0, int64_t r1, int thread) {
+      float* row = rows[static_cast<size_t>(thread)].data();
+      for (int64_t r = r0; r < r1; ++r) {
+        kernels::DequantizeRow(natural.type, src + r * natural.row_stride_bytes, natural.cols, row);
+        kernels::QuantizeRow(to, row, natural.cols, out.data() + r * out_row);
+      }
+    });
     return out;
   }
 
@@ -161,6 +160,7 @@ class Binder {
   std::vector<AlignedBuffer<float>>* arena_;
   const BindOptions& options_;
   size_t* bytes_;
+  std::unique_ptr<ThreadPool> narrow_pool_;  // made on the first narrowed matrix
 };
 
 void BindAttention(Binder& b, const ModelConfig& c, const std::string& p, bool gated, AttentionWeights* w) {

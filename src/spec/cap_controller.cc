@@ -192,8 +192,9 @@ std::vector<CapController::Position> CapController::Estimates() const {
   return est;
 }
 
-double CapController::ModelledRate(int cap) const {
-  const std::vector<Position> est = Estimates();
+double CapController::ModelledRate(int cap) const { return ModelledRate(Estimates(), cap); }
+
+double CapController::ModelledRate(const std::vector<Position>& est, int cap) const {
   double committed = 1.0, drafted = 0.0;
   for (int i = 0; i < std::min<int>(cap, static_cast<int>(est.size())); ++i) {
     committed += est[static_cast<size_t>(i)].accepted;
@@ -207,10 +208,11 @@ double CapController::ModelledRate(int cap) const {
 }
 
 int CapController::PickCap() const {
+  const std::vector<Position> est = Estimates();
   int best = 0;
-  double best_rate = ModelledRate(0);
+  double best_rate = ModelledRate(est, 0);
   for (int k = 1; k <= options_.max_cap; ++k) {
-    const double r = ModelledRate(k);
+    const double r = ModelledRate(est, k);
     if (r > best_rate * 1.03) {  // 3% hysteresis against noise in the curve
       best = k;
       best_rate = r;
@@ -220,8 +222,9 @@ int CapController::PickCap() const {
 }
 
 double CapController::ModelledBestRate() const {
-  double best = ModelledRate(0);
-  for (int k = 1; k <= options_.max_cap; ++k) best = std::max(best, ModelledRate(k));
+  const std::vector<Position> est = Estimates();
+  double best = ModelledRate(est, 0);
+  for (int k = 1; k <= options_.max_cap; ++k) best = std::max(best, ModelledRate(est, k));
   return best;
 }
 

@@ -127,6 +127,8 @@ class CapController {
   };
   // Position i (1-based) with unobserved positions extrapolated.
   std::vector<Position> Estimates() const;
+  // ModelledRate over estimates computed once by the caller.
+  double ModelledRate(const std::vector<Position>& est, int cap) const;
   int PickCap() const;
 
   VerifyCostCurve curve_;
