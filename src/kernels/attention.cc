@@ -54,9 +54,24 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // tasks stream their head's whole K/V prefix (16 MB at 16k tokens, head dim
 // 256) from L3/DRAM once per task. attention_bench, 512 rows at 4096 / 16384
 // cached, 2 threads, 0.8B shape: 46.5 / 184 ms with 32 queries, 44.6 / 171
-// with 128 (64: between). A task's rows do not change any row's arithmetic.
+// with 128 (64: between). Since a task also widens every tile it reads (see
+// kWidenQueries), 256 queries halve that work: 0.8B shape, Intel Emerald
+// Rapids, 2 threads, 512 rows at 4096 / 16384: 226-228 / 221-235 GFLOP/s with
+// 128, 235-237 / 232-237 with 256 (512: 226-237 / 243). A task's rows do not
+// change any row's arithmetic.
 constexpr int64_t kMinRowsPerTask = 8;
-constexpr int64_t kMinQueriesPerTask = 128;
+constexpr int64_t kMinQueriesPerTask = 256;
+// Tiles read by at least this many queries (prefill: rows x GQA group) are
+// widened to F32 once per (tile, KV head) before their micro-tiles run:
+// widening F16 costs an FMA-port operation per vector on x86, paid once
+// instead of once per micro-tile that loads the row (4 or 8 per row in
+// prefill). Decode (one row: `group` queries) reads each row once or twice
+// and keeps the direct loads and their prefetch. Either path gives a row the
+// same F32 values, so the threshold never changes a bit. attention_bench,
+// 0.8B shape (head dim 256, GQA 4), 512 rows at 4096 / 16384, 2 threads,
+// Intel Emerald Rapids, AVX-512, alternated: 177-180 -> 223-232 GFLOP/s.
+constexpr int64_t kWidenQueries = 16;
+
 // Micro-tiles hold 8 independent vector accumulators on 16-register targets:
 // enough FMAs in flight to cover the FMA latency (4 cycles x 2 ports on Zen
 // 3), few enough to leave registers for the K/V and q operands. AVX-512 has
@@ -72,7 +87,8 @@ using DF = hn::ScalableTag<float>;
 
 // ---------------------------------------------------------------------------
 // K/V element access. KvT is hwy::float16_t or hwy::bfloat16_t (the cache's
-// storage type); every load widens to F32 exactly.
+// storage type), or float for a tile widened once into scratch (WidenRows);
+// every load widens to F32 exactly, so both give the same values.
 
 template <typename KvT>
 HWY_INLINE hn::Vec<DF> LoadKv(DF df, const KvT* HWY_RESTRICT p) {
@@ -89,6 +105,24 @@ HWY_INLINE float KvToF32(const hwy::bfloat16_t* p) {
   uint16_t bits;
   std::memcpy(&bits, p, sizeof bits);
   return Bf16ToF32(bits);
+}
+// Rows already widened to F32 (a prefill tile, see WidenRows).
+HWY_INLINE hn::Vec<DF> LoadKv(DF df, const float* HWY_RESTRICT p) { return hn::LoadU(df, p); }
+HWY_INLINE float KvToF32(const float* p) { return *p; }
+
+// dst[j * hd + c] = the F32 value of row j's element c (rows `stride`
+// elements apart in src), by the same exact widening as LoadKv / KvToF32.
+template <typename KvT>
+void WidenRows(const KvT* HWY_RESTRICT src, int64_t stride, int64_t n, int64_t hd, float* HWY_RESTRICT dst) {
+  const DF d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t j = 0; j < n; ++j) {
+    const KvT* row = src + j * stride;
+    float* out = dst + j * hd;
+    int64_t c = 0;
+    for (; c + lanes <= hd; c += lanes) hn::StoreU(LoadKv(d, row + c), d, out + c);
+    for (; c < hd; ++c) out[c] = KvToF32(row + c);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -408,6 +442,8 @@ struct Scratch {
   AlignedBuffer<float> rho;      // [n_queries]
   AlignedBuffer<float> part;     // [n_queries][head_dim + 2]: o, m, l of one partition
   AlignedBuffer<float> acc;      // [n_queries][head_dim + 2]: merged O, M, L
+  AlignedBuffer<float> k_wide;   // [block_tokens][head_dim]: one tile's K rows as F32
+  AlignedBuffer<float> v_wide;   // [block_tokens][head_dim]: its V rows
 
   static void Ensure(AlignedBuffer<float>& b, size_t n) {
     if (b.size() < n) b.Resize(n);
@@ -468,6 +504,45 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
       const int64_t q_base = (kvh - kvh0) * head_queries;
       const int64_t q_lo = q_base + (r_lo - r0) * group;
       float* head_out = out + q_base * stride;
+      // Scores, softmax and P.V of the tile, K/V rows at k, v (kv_stride
+      // elements apart): the cache's rows, or the same rows widened to F32.
+      const auto run_tile = [&](const auto* k, const auto* v, int64_t kv_stride, const TilePrefetch& prefetch) {
+        Scores(s.q.data() + q_lo * hd, (r_hi - r_lo) * group, hd, k, kv_stride, te - ts,
+               s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
+        for (int64_t r = r_lo; r < r_hi; ++r) {
+          const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
+          // Keys left of the row's window: score -inf, probability exactly 0
+          // (the row sees at least key te - 1 or its own position, so m' is finite).
+          const int64_t masked = std::min(n, plan.FirstKey(plan.q_pos0 + r) - ts);
+          for (int64_t qi = (r - r0) * group; qi < (r - r0 + 1) * group; ++qi) {
+            float* st = head_out + qi * stride;
+            float* sc = s.scores.data() + (q_base + qi) * plan.s_stride;
+            for (int64_t j = 0; j < masked; ++j) sc[j] = kNegInf;
+            s.rho[q_base + qi] = SoftmaxTile(s.scores.data() + (q_base + qi) * plan.s_stride, n, st[hd], st[hd + 1]);
+          }
+        }
+        // P.V over runs of rows that see the same keys (all rows except on the
+        // diagonal tile), so V loads are shared by the run's queries.
+        for (int64_t ra = r_lo; ra < r_hi;) {
+          const int64_t n = std::min(te, plan.q_pos0 + ra + 1) - ts;
+          int64_t rb = ra + 1;
+          while (rb < r_hi && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
+          const int64_t qa = (ra - r0) * group;
+          Pv(s.scores.data() + (q_base + qa) * plan.s_stride, plan.s_stride, s.rho.data() + q_base + qa,
+             (rb - ra) * group, v, kv_stride, n, hd, head_out + qa * stride, stride);
+          ra = rb;
+        }
+      };
+      if ((r_hi - r_lo) * group >= kWidenQueries) {
+        // Prefill: the tile's rows are read by many queries, so widen them
+        // once instead of in every micro-tile (the widening shares the FMA
+        // ports on x86). Same F32 values, so the same bits.
+        WidenRows(k0, plan.kv_row_stride, te - ts, hd, s.k_wide.data());
+        WidenRows(v0, plan.kv_row_stride, te - ts, hd, s.v_wide.data());
+        run_tile(static_cast<const float*>(s.k_wide.data()), static_cast<const float*>(s.v_wide.data()), hd,
+                 TilePrefetch{});
+        continue;
+      }
       TilePrefetch prefetch;
       prefetch.v = reinterpret_cast<const uint8_t*>(v0);
       prefetch.n = te - ts;
@@ -482,31 +557,7 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
         prefetch.k_next = kv.k_blocks[block + 1] + kvh0 * bt * row_bytes;
         prefetch.n_next = std::min(bt, part_end - te);
       }
-      Scores(s.q.data() + q_lo * hd, (r_hi - r_lo) * group, hd, k0, plan.kv_row_stride, te - ts,
-             s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
-      for (int64_t r = r_lo; r < r_hi; ++r) {
-        const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
-        // Keys left of the row's window: score -inf, probability exactly 0
-        // (the row sees at least key te - 1 or its own position, so m' is finite).
-        const int64_t masked = std::min(n, plan.FirstKey(plan.q_pos0 + r) - ts);
-        for (int64_t qi = (r - r0) * group; qi < (r - r0 + 1) * group; ++qi) {
-          float* st = head_out + qi * stride;
-          float* sc = s.scores.data() + (q_base + qi) * plan.s_stride;
-          for (int64_t j = 0; j < masked; ++j) sc[j] = kNegInf;
-          s.rho[q_base + qi] = SoftmaxTile(s.scores.data() + (q_base + qi) * plan.s_stride, n, st[hd], st[hd + 1]);
-        }
-      }
-      // P.V over runs of rows that see the same keys (all rows except on the
-      // diagonal tile), so V loads are shared by the run's queries.
-      for (int64_t ra = r_lo; ra < r_hi;) {
-        const int64_t n = std::min(te, plan.q_pos0 + ra + 1) - ts;
-        int64_t rb = ra + 1;
-        while (rb < r_hi && std::min(te, plan.q_pos0 + rb + 1) - ts == n) ++rb;
-        const int64_t qa = (ra - r0) * group;
-        Pv(s.scores.data() + (q_base + qa) * plan.s_stride, plan.s_stride, s.rho.data() + q_base + qa,
-           (rb - ra) * group, v0, plan.kv_row_stride, n, hd, head_out + qa * stride, stride);
-        ra = rb;
-      }
+      run_tile(k0, v0, plan.kv_row_stride, prefetch);
     }
   }
 }
@@ -567,6 +618,9 @@ void PrepareScratch(const Plan& plan, int64_t n_queries, Scratch& s) {
   Scratch::Ensure(s.rho, nq);
   Scratch::Ensure(s.part, nq * plan.State());
   Scratch::Ensure(s.acc, nq * plan.State());
+  const size_t tile = static_cast<size_t>(plan.kv->block_tokens) * static_cast<size_t>(plan.p->head_dim);
+  Scratch::Ensure(s.k_wide, tile);
+  Scratch::Ensure(s.v_wide, tile);
 }
 
 // Rate at which the threads stream K and V from memory in contiguous runs of
