@@ -17,6 +17,7 @@ namespace {
 int64_t g_highway_supported = 0;
 std::once_flag g_restrict_once;
 DispatchCap g_cap;
+int64_t g_disabled = 0;   // the targets RestrictDispatchToCpu disabled
 
 enum class Word { kLeaf1Ecx, kLeaf1Edx, kLeaf7Ebx, kLeaf7Ecx, kExt1Ecx, kXcr0 };
 
@@ -152,8 +153,14 @@ void RestrictDispatchToCpu() {
       // x86 Highway targets: a smaller bit is a better target.
       if (g_cap.known) disabled |= HWY_TARGETS & (cap - 1) & ~int64_t{HWY_SCALAR};
     }
+    g_disabled = disabled;
     if (disabled != 0) hwy::DisableTargets(disabled);
   });
+}
+
+int64_t RestrictedDispatchTargets() {
+  RestrictDispatchToCpu();
+  return g_disabled;
 }
 
 DispatchCap DispatchCapFromEnv() {

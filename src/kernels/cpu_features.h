@@ -63,4 +63,8 @@ DispatchCap DispatchCapFromEnv();
 // and `cairn` call it before any kernel runs.
 void RestrictDispatchToCpu();
 
+// The Highway target bits RestrictDispatchToCpu disabled (0: none), e.g. for
+// a test that disables more and then restores exactly this set.
+int64_t RestrictedDispatchTargets();
+
 }  // namespace cairn::kernels

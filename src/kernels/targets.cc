@@ -6,15 +6,32 @@
 #include <hwy/targets.h>
 
 namespace cairn::kernels {
+namespace {
 
-std::string ActiveTargetName() {
+// The compiled targets dispatch may choose, best (lowest bit on x86) first.
+// hwy::SupportedTargets() in Highway 1.0.3 first points dynamic dispatch at
+// every target the CPU has (ChosenTarget::Update with the targets detected)
+// and only then applies DisableTargets' mask to what it returns: a query made
+// after RestrictDispatchToCpu would send every later kernel call to targets it
+// disabled (CAIRN_MAX_TARGET ignored, or a target the CPU cannot run). So the
+// choice is reset after each query, and the next dispatch chooses again from
+// the restricted set. (hwy::SupportedAndGeneratedTargets calls it too.)
+std::vector<int64_t> DispatchableTargets() {
   RestrictDispatchToCpu();
   const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
-  // The best (lowest-bit on x86) supported target is what dispatch picks.
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    if (supported & target) return hwy::TargetName(target);
+  hwy::GetChosenTarget().DeInit();
+  std::vector<int64_t> targets;
+  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
+    if (supported & bit) targets.push_back(bit);
   }
-  return hwy::TargetName(HWY_STATIC_TARGET);
+  return targets;
+}
+
+}  // namespace
+
+std::string ActiveTargetName() {
+  const std::vector<int64_t> targets = DispatchableTargets();
+  return hwy::TargetName(targets.empty() ? HWY_STATIC_TARGET : targets.front());
 }
 
 std::vector<std::string> CompiledTargetNames() {
@@ -26,9 +43,8 @@ std::vector<std::string> CompiledTargetNames() {
 }
 
 std::vector<std::string> RunnableTargetNames() {
-  RestrictDispatchToCpu();
   std::vector<std::string> names;
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) names.push_back(hwy::TargetName(target));
+  for (int64_t target : DispatchableTargets()) names.push_back(hwy::TargetName(target));
   return names;
 }
 

@@ -5,7 +5,10 @@
 #include <hwy/targets.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
+#include "kernels/softmax.h"
 #include "kernels/targets.h"
 
 namespace cairn::kernels {
@@ -73,14 +76,49 @@ TEST(CpuFeaturesTest, DispatchRunsOnlyTargetsWhoseNeedsArePresent) {
   const auto runnable = RunnableTargetNames();
   for (const auto& report : reports) {
     const bool dispatchable = std::find(runnable.begin(), runnable.end(), report.target) != runnable.end();
-    if (dispatchable) EXPECT_TRUE(report.runnable) << report.target << " missing " << report.Missing();
-    if (!report.runnable) EXPECT_FALSE(dispatchable) << report.target;
+    if (dispatchable) {
+      EXPECT_TRUE(report.runnable) << report.target << " missing " << report.Missing();
+    }
+    if (!report.runnable) {
+      EXPECT_FALSE(dispatchable) << report.target;
+    }
   }
   const TargetCpuReport* active = Find(reports, ActiveTargetName().c_str());
-  if (active != nullptr) EXPECT_TRUE(active->runnable);
+  if (active != nullptr) {
+    EXPECT_TRUE(active->runnable);
+  }
 }
 
 #endif  // HWY_ARCH_X86
+
+int64_t CompiledTargetBit(const std::string& name) {
+  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
+    if ((HWY_TARGETS & bit) != 0 && name == hwy::TargetName(bit)) return bit;
+  }
+  return 0;
+}
+
+// Highway 1.0.3's SupportedTargets() re-points dispatch at every target the
+// CPU has before it applies DisableTargets' mask; asking for the target names
+// after the restriction must not send the next kernel call to a disabled one.
+TEST(CpuFeaturesTest, TargetQueriesKeepDispatchRestricted) {
+  const std::vector<std::string> runnable = RunnableTargetNames();
+  if (runnable.size() < 2) GTEST_SKIP() << "needs two runnable targets to disable the best one";
+  const int64_t best = CompiledTargetBit(runnable[0]), next = CompiledTargetBit(runnable[1]);
+  ASSERT_NE(best, 0);
+  ASSERT_NE(next, 0);
+  // As RestrictDispatchToCpu does for a target the CPU cannot run or CAIRN_MAX_TARGET.
+  hwy::DisableTargets(RestrictedDispatchTargets() | best);
+  float x[16] = {1.0f, 2.0f}, y[16];
+  Softmax(x, y, 1, 16);                       // dispatch chooses from the restricted set
+  EXPECT_EQ(ActiveTargetName(), runnable[1]);  // a query after that choice ...
+  EXPECT_EQ(RunnableTargetNames().front(), runnable[1]);
+  Softmax(x, y, 1, 16);                       // ... leaves the next dispatch restricted
+  const size_t chosen = hwy::GetChosenTarget().GetIndex();
+  hwy::DisableTargets(RestrictedDispatchTargets());
+  EXPECT_EQ(chosen, hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(HWY_CHOSEN_TARGET_SHIFT(next))))
+      << "dispatch went back to " << runnable[0];
+}
 
 }  // namespace
 }  // namespace cairn::kernels
