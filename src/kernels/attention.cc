@@ -64,8 +64,8 @@ constexpr int64_t kMinQueriesPerTask = 256;
 // Tiles read by at least this many queries (prefill: rows x GQA group) are
 // widened to F32 once per (tile, KV head) before their micro-tiles run:
 // widening F16 costs an FMA-port operation per vector on x86, paid once
-// instead of once per micro-tile that loads the row (4 or 8 per row in
-// prefill). Decode (one row: `group` queries) reads each row once or twice
+// instead of once per micro-tile that loads the row (every block of 4 queries
+// loads every key: 64 times per key for a 256-query task). Decode (one row: `group` queries) reads each row once or twice
 // and keeps the direct loads and their prefetch. Either path gives a row the
 // same F32 values, so the threshold never changes a bit. attention_bench,
 // 0.8B shape (head dim 256, GQA 4), 512 rows at 4096 / 16384, 2 threads,
