@@ -5,8 +5,21 @@
 #include <hwy/highway.h>
 #include <hwy/targets.h>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace cairn::kernels {
 namespace {
+
+// Every target compiled into this binary, best (lowest bit on x86) first.
+std::vector<int64_t> CompiledTargetBits() {
+  std::vector<int64_t> bits;
+  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
+    if (HWY_TARGETS & bit) bits.push_back(bit);
+  }
+  return bits;
+}
 
 // The compiled targets dispatch may choose, best (lowest bit on x86) first.
 // hwy::SupportedTargets() in Highway 1.0.3 first points dynamic dispatch at
@@ -21,7 +34,7 @@ std::vector<int64_t> DispatchableTargets() {
   const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
   hwy::GetChosenTarget().DeInit();
   std::vector<int64_t> targets;
-  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
+  for (int64_t bit : CompiledTargetBits()) {
     if (supported & bit) targets.push_back(bit);
   }
   return targets;
@@ -36,9 +49,7 @@ std::string ActiveTargetName() {
 
 std::vector<std::string> CompiledTargetNames() {
   std::vector<std::string> names;
-  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
-    if (HWY_TARGETS & bit) names.push_back(hwy::TargetName(bit));
-  }
+  for (int64_t bit : CompiledTargetBits()) names.push_back(hwy::TargetName(bit));
   return names;
 }
 
