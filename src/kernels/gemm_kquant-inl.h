@@ -411,32 +411,13 @@ HWY_INLINE __m256i ActHalf(const int8_t* x, int u, int h) { return LoadBytes32(x
 // One K-quant super-block unpacked for an AVX2 tile: the 256 levels in kQ8KX
 // order (w[2u + h]), kMult madd multipliers (Q4_K/Q5_K: 2, Q6_K: 4), and per
 // type one integer and one F32 vector (Q4_K/Q5_K: mins16 and [d, dmin, ..];
-// Q6_K: the scales in order and d). Stored in a prepared row as kBytes bytes
-// (32-aligned), vector by vector.
+// Q6_K: the scales in order and d).
 template <int kMult>
 struct UnpackedAvx2 {
-  static constexpr size_t kBytes = (10 + kMult) * 32;
   __m256i w[8];
   __m256i mult[kMult];
   __m256i extra_i;
   __m256 extra_f;
-
-  HWY_INLINE void Store(uint8_t* p) const {
-    auto* v = reinterpret_cast<__m256i*>(p);
-    for (int k = 0; k < 8; ++k) _mm256_store_si256(v + k, w[k]);
-    for (int k = 0; k < kMult; ++k) _mm256_store_si256(v + 8 + k, mult[k]);
-    _mm256_store_si256(v + 8 + kMult, extra_i);
-    _mm256_store_ps(reinterpret_cast<float*>(v + 9 + kMult), extra_f);
-  }
-  static HWY_INLINE UnpackedAvx2 Load(const uint8_t* p) {
-    const auto* v = reinterpret_cast<const __m256i*>(p);
-    UnpackedAvx2 u;
-    for (int k = 0; k < 8; ++k) u.w[k] = _mm256_load_si256(v + k);
-    for (int k = 0; k < kMult; ++k) u.mult[k] = _mm256_load_si256(v + 8 + k);
-    u.extra_i = _mm256_load_si256(v + 8 + kMult);
-    u.extra_f = _mm256_load_ps(reinterpret_cast<const float*>(v + 9 + kMult));
-    return u;
-  }
 };
 
 // The 64-bit word k of p.
@@ -530,13 +511,9 @@ HWY_INLINE __m256i Q6DotsX(const __m256i w[8], const __m256i mult[4], const int8
   return dots;
 }
 
-// The tile entry points of the AVX2 K-quant kernels below (Kernel: Block,
-// Unpacked, Unpack, TileLoop, StreamRows): Tile (widths 2..8; width 1
-// streams) and the prepared-row interface of matmul.cc's RunRowsPrepared
-// (as the AVX-512 kernels: four rows unpacked once for every activation
-// tile, the columns walked in chunks of six super-blocks, four rows'
-// 384 / 448-byte super-blocks and the tile's activations in L1, accumulators
-// carried across chunks).
+// The tile entry point of the AVX2 K-quant kernels below (Kernel: Block,
+// Unpack, TileLoop): widths 2..8 (width 1 streams, StreamRows; prefill,
+// widths above 8, is gemm_kquant_avx2_prefill-inl.h's).
 template <class Kernel>
 struct KQuantAvx2Tiles {
   template <int R, int NB>
@@ -547,34 +524,6 @@ struct KQuantAvx2Tiles {
     const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
     TileLanes<NB> acc;
     Kernel::template TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Kernel::Unpack(blocks[i]); });
-    acc.Store(out);
-  }
-
-  static constexpr bool kPreparable = true;
-  static constexpr int kPreparedRows = 4;
-  static constexpr int64_t kPreparedChunk = 6;
-  using Accumulators = TileLanes<kKQuantMaxActs>;
-  static int64_t Blocks(int64_t cols) { return cols / kQKK; }
-  static size_t PreparedRowBytes(int64_t cols) {
-    return static_cast<size_t>(cols / kQKK) * Kernel::Unpacked::kBytes;
-  }
-  static void Prepare(const uint8_t* wrow, int64_t cols, uint8_t* dst) {
-    const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
-    for (int64_t i = 0; i < cols / kQKK; ++i) {
-      Kernel::Unpack(blocks[i]).Store(dst + i * Kernel::Unpacked::kBytes);
-    }
-  }
-  static size_t PreparedActBytes(int64_t) { return 0; }
-  static void PrepareActs(const ActRow*, int, int64_t, uint8_t*) {}
-  template <int NB>
-  static void PreparedTile(const uint8_t* prepared, const uint8_t* /*prepared_acts*/, int64_t i0, int64_t i1,
-                           int64_t /*cols*/, const ActRow* acts, Accumulators& acc) {
-    Kernel::template TileLoop<NB>(i0, i1, acts, acc, [&](int64_t i) {
-      return Kernel::Unpacked::Load(prepared + i * Kernel::Unpacked::kBytes);
-    });
-  }
-  template <int NB>
-  static void StoreTile(const Accumulators& acc, float* out) {
     acc.Store(out);
   }
 };
@@ -656,11 +605,8 @@ struct ScaleMinKernel : KQuantAvx2Tiles<ScaleMinKernel<kFiveBit>> {
 static_assert(offsetof(BlockQ4K, dmin) == 2 && offsetof(BlockQ5K, dmin) == 2);
 static_assert(offsetof(BlockQ4K, d) == 0 && offsetof(BlockQ5K, d) == 0);
 
-// AVX-512 targets: tiles in gemm_kquant_avx512-inl.h (decode from here).
-#if HWY_TARGET == HWY_AVX2
-using Q4KKernel = ScaleMinKernel<false>;
-using Q5KKernel = ScaleMinKernel<true>;
-#endif
+// The kernels of matmul.cc: AVX2 in gemm_kquant_avx2_prefill-inl.h (these
+// plus prefill), AVX-512 in gemm_kquant_avx512-inl.h (decode from here).
 
 // Levels 0..63 of the 32-element groups 2g and 2g + 1 of a Q6_K super-block
 // (layout in quant_blocks.h: group 4h + t, h = g / 2, takes the low (t = 0, 1)
@@ -820,10 +766,6 @@ struct Q6KKernelAvx2 : KQuantAvx2Tiles<Q6KKernelAvx2> {
 };
 
 static_assert(offsetof(BlockQ6K, d) == 208);
-
-#if HWY_TARGET == HWY_AVX2
-using Q6KKernel = Q6KKernelAvx2;
-#endif
 
 #elif !CAIRN_ARM_SIMD_TARGET  // Arm: gemm_kquant_neon-inl.h
 

@@ -32,6 +32,8 @@
 #include "kernels/gemm_q8-inl.h"
 // After gemm_q8-inl.h (reuses its RefKernel).
 #include "kernels/gemm_kquant-inl.h"
+// After gemm_kquant-inl.h (AVX2 Q4_K/Q5_K/Q6_K: its kernels plus prefill with activation rows in lanes).
+#include "kernels/gemm_kquant_avx2_prefill-inl.h"
 // After gemm_kquant-inl.h (AVX-512 Q4_K/Q5_K/Q6_K tiles; decode and scale unpacking from there).
 #include "kernels/gemm_kquant_avx512-inl.h"
 // After gemm_kquant-inl.h (reuses its tiles and streaming loop).
@@ -345,14 +347,19 @@ bool IsFloatWeight(DType type) { return type == DType::kF32 || type == DType::kF
 // The activation layout this target's kernel for `type` reads at this
 // width: on x86 every 32-element type reads kQ8X (the numbers of kQ8_1,
 // interleaved for the transposed block dots of gemm_q8-inl.h); the
-// Q4_K/Q5_K/Q6_K tiles read kQ8KX (widths > 1; decode streams natural Q8K);
-// otherwise the reference's format.
+// Q4_K/Q5_K/Q6_K tiles read kQ8KX (widths > 1; decode streams natural Q8K,
+// and AVX2 prefill, widths above kKQuantMaxActs, transposes natural Q8K
+// rows: gemm_kquant_avx2_prefill-inl.h); otherwise the reference's format.
 ActFormat TargetActFormat(DType type, int64_t batch) {
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (GetDTypeInfo(type).block_elems == 32) return ActFormat::kQ8X;
 #endif
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  if (batch > 1 && (type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K)) return ActFormat::kQ8KX;
+  const bool kquant_tile = type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K;
+#if HWY_TARGET == HWY_AVX2
+  if (kquant_tile && batch > kKQuantMaxActs) return ActFormat::kQ8K;
+#endif
+  if (kquant_tile && batch > 1) return ActFormat::kQ8KX;
 #else
   (void)batch;
 #endif

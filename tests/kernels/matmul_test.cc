@@ -412,5 +412,53 @@ TEST(MatMulTest, RandomBlockBytesAndExtremeActivationsMatchReference) {
   }
 }
 
+// Every level byte 0xFF (the largest level of each type, all bits of Q5_K's
+// and Q6_K's high bits set) against activations that are all +1 or all -1
+// (levels +-127): the largest partial sums the kernels' narrow (int16)
+// accumulators must hold. Random scales and minimum factors.
+TEST(MatMulTest, SaturatedLevelsMatchReference) {
+  struct Fields {
+    DType type;
+    std::vector<size_t> halves;  // byte offsets of the F16 fields in a block
+  };
+  const Fields types[] = {
+      {DType::kQ8_0, {0}},     {DType::kQ4_0, {0}},     {DType::kQ4_1, {0, 2}},  {DType::kQ5_0, {0}},
+      {DType::kQ5_1, {0, 2}},  {DType::kIQ4_NL, {0}},   {DType::kQ4_K, {0, 2}},  {DType::kQ5_K, {0, 2}},
+      {DType::kQ6_K, {208}},   {DType::kQ2_K, {80, 82}}, {DType::kQ3_K, {108}}, {DType::kIQ4_XS, {0}},
+  };
+  const int64_t rows = 6;
+  ThreadPool pool(2);
+  std::mt19937 rng(78);
+  for (const Fields& f : types) {
+    SCOPED_TRACE(GetDTypeInfo(f.type).name);
+    const DTypeInfo& info = GetDTypeInfo(f.type);
+    const int64_t cols = info.block_elems == 256 ? 768 : 320;
+    const size_t block_bytes = static_cast<size_t>(info.block_bytes);
+    const size_t stride = RowBytes(f.type, cols);
+    std::vector<uint8_t> bytes(stride * rows, 0xFF);
+    std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
+    for (size_t block = 0; block < bytes.size() / block_bytes; ++block) {
+      for (size_t off : f.halves) StoreHalfBits(F32ToF16(scale(rng)), &bytes[block * block_bytes + off]);
+    }
+    const MatrixView w{f.type, bytes.data(), rows, cols, stride};
+    const int64_t batch = 17;
+    for (float sign : {1.0f, -1.0f}) {
+      SCOPED_TRACE(sign);
+      const std::vector<float> x(batch * cols, sign);
+      std::vector<float> ref(batch * rows);
+      MatMulReference(w, x.data(), cols, batch, ref.data(), rows);
+      ForEachTarget([&] {
+        for (int64_t width : {int64_t{1}, int64_t{5}, batch}) {
+          std::vector<float> y(width * rows, -1.0f);
+          MatMul(w, x.data(), cols, width, y.data(), rows, pool);
+          for (int64_t i = 0; i < width * rows; ++i) {
+            ASSERT_EQ(FloatBits(y[i]), FloatBits(ref[i])) << "width " << width << " element " << i;
+          }
+        }
+      });
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cairn::kernels
