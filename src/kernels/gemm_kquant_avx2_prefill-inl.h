@@ -223,25 +223,18 @@ HWY_NOINLINE void ActLaneRows(const uint8_t* prepared, size_t row_bytes, const u
     // dots[r] lane a: sum_j scale_j * dot_j (exact; |sum| < 2^31).
     __m256i dots[R];
     for (int r = 0; r < R; ++r) dots[r] = _mm256_setzero_si256();
-    // One sub-block per iteration (not unrolled: unrolled, GCC interleaved
-    // the sub-blocks' products and spilled them).
-#pragma GCC unroll 1
     for (int j = 0; j < Type::kSubBlocks; ++j) {
-#pragma GCC unroll 8
       for (int part = 0; part < kQuadsPerSubBlock / Type::kQuadsPerSum; ++part) {
         const int q0 = j * kQuadsPerSubBlock + part * Type::kQuadsPerSum;
         __m256i sum[R];
-#pragma GCC unroll 8
         for (int q = 0; q < Type::kQuadsPerSum; ++q) {
           const __m256i acts = _mm256_load_si256(reinterpret_cast<const __m256i*>(x.quads[q0 + q]));
-#pragma GCC unroll 4
           for (int r = 0; r < R; ++r) {
             const __m256i p = _mm256_maddubs_epi16(BroadcastWord32(w[r]->levels + 4 * (q0 + q)), acts);
             sum[r] = q == 0 ? p : _mm256_add_epi16(sum[r], p);
             KeepChain(sum[r]);
           }
         }
-#pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
           dots[r] = _mm256_add_epi32(dots[r], _mm256_madd_epi16(sum[r], BroadcastWord32(&w[r]->mult[j])));
         }
