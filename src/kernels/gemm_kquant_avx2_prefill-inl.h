@@ -28,9 +28,10 @@
 // narrower widths.
 //
 // Per 256 levels of one weight row and eight activation rows (Q4_K): 64
-// maddubs, 56 16-bit adds, 8 madds and 8 32-bit adds, against 64 maddubs,
-// 48 adds, 24 madds and ~40 reduction and scale operations before; a
-// one-core harness measured 94 against 72-79 GMAC/s (docs/kernels-matmul.md).
+// maddubs, 56 16-bit adds, 8 + 4 madds and ~12 32-bit adds, against 64
+// maddubs, 48 adds, 24 madds and ~40 reduction and scale operations in the
+// tile; one-core MatMul (Q4_K, width 512) 59 -> 88 GMAC/s on Intel Emerald
+// Rapids (docs/kernels-matmul.md).
 #if defined(CAIRN_KERNELS_GEMM_KQUANT_AVX2_PREFILL_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_GEMM_KQUANT_AVX2_PREFILL_INL_H_
 #undef CAIRN_KERNELS_GEMM_KQUANT_AVX2_PREFILL_INL_H_
