@@ -88,7 +88,7 @@ inline int32_t Int16Pair(int first, int second) {
 // 16-element sub-blocks 2k, 2k + 1); dx[a] = the row's scale. Rows past the
 // tile's count are zero (their lanes compute zeros nobody reads).
 template <int kPairs>
-struct ActLaneBlock {
+struct alignas(32) ActLaneBlock {
   int32_t quads[kQKK / 4][kActLanes];
   int32_t pairs[kPairs][kActLanes];
   float dx[kActLanes];
@@ -116,6 +116,18 @@ HWY_INLINE void Transpose8x32(__m256i v[8]) {
   }
 }
 
+// One super-block of a prepared weight row (32-aligned, padded to a
+// multiple of 32 bytes): the 256 levels in natural order, one madd
+// multiplier per sub-block as an int16 pair (broadcast as a 32-bit word),
+// kPairs offset-term multiplier pairs, and the F32 d and dmin.
+template <int kSubBlocks, int kPairs>
+struct alignas(32) PreparedLanes {
+  uint8_t levels[kQKK];
+  int32_t mult[kSubBlocks];
+  int32_t offset[kPairs];
+  float d, dmin;
+};
+
 // Q4_K / Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins.
 template <bool kFiveBit>
 struct ScaleMinLanes {
@@ -128,15 +140,8 @@ struct ScaleMinLanes {
   static constexpr int kPairs = 4;
   static constexpr bool kHasMin = true;
 
-  // One super-block of a prepared weight row (32-aligned): levels in natural
-  // order; mult[j] = (scale j, scale j); offset[k] = (min 2k, min 2k + 1).
-  struct Prepared {
-    uint8_t levels[kQKK];
-    int32_t mult[kSubBlocks];
-    int32_t offset[kPairs];
-    float d, dmin;
-    uint8_t pad[8];
-  };
+  // mult[j] = (scale j, scale j); offset[k] = (min 2k, min 2k + 1).
+  using Prepared = PreparedLanes<kSubBlocks, kPairs>;
 
   static void Prepare(const Block& block, Prepared* p) {
     __m256i qh = _mm256_setzero_si256();
@@ -153,7 +158,6 @@ struct ScaleMinLanes {
     for (int k = 0; k < kPairs; ++k) p->offset[k] = Int16Pair(m[2 * k], m[2 * k + 1]);
     p->d = _cvtsh_ss(LoadHalfBits(block.d));
     p->dmin = _cvtsh_ss(LoadHalfBits(block.dmin));
-    std::memset(p->pad, 0, sizeof(p->pad));
   }
 
   // Pair k of one activation row's super-block (16 bsums of 16 elements):
@@ -173,14 +177,8 @@ struct Q6Lanes {
   static constexpr bool kHasMin = false;
 
   // mult[k] = (scale k, scale k); offset[k] = (scale 2k, scale 2k + 1), the
-  // offset-32 term's multipliers.
-  struct Prepared {
-    uint8_t levels[kQKK];
-    int32_t mult[kSubBlocks];
-    int32_t offset[kPairs];
-    float d, dmin;  // dmin unused (0)
-    uint8_t pad[24];
-  };
+  // offset-32 term's multipliers; dmin unused (0).
+  using Prepared = PreparedLanes<kSubBlocks, kPairs>;
 
   static void Prepare(const Block& block, Prepared* p) {
     for (int g = 0; g < 4; ++g) {
@@ -193,7 +191,6 @@ struct Q6Lanes {
     for (int k = 0; k < kPairs; ++k) p->offset[k] = Int16Pair(block.scales[2 * k], block.scales[2 * k + 1]);
     p->d = _cvtsh_ss(LoadHalfBits(block.d));
     p->dmin = 0.0f;
-    std::memset(p->pad, 0, sizeof(p->pad));
   }
 
   // Pair k: the bsums of 16-element sub-blocks 2k and 2k + 1.

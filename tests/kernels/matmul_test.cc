@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -362,6 +363,65 @@ TEST(MatMulTest, ZeroActivationsGiveZero) {
   }
 }
 
+// Each quantized type with the byte offsets of the F16 fields in its block.
+struct HalfFields {
+  DType type;
+  std::vector<size_t> halves;
+};
+const std::vector<HalfFields>& QuantizedTypesWithHalves() {
+  static const std::vector<HalfFields> types = {
+      {DType::kQ8_0, {0}},     {DType::kQ4_0, {0}},     {DType::kQ4_1, {0, 2}},  {DType::kQ5_0, {0}},
+      {DType::kQ5_1, {0, 2}},  {DType::kIQ4_NL, {0}},   {DType::kQ4_K, {0, 2}},  {DType::kQ5_K, {0, 2}},
+      {DType::kQ6_K, {208}},   {DType::kQ2_K, {80, 82}}, {DType::kQ3_K, {108}}, {DType::kIQ4_XS, {0}},
+  };
+  return types;
+}
+
+// `rows` x `cols` blocks of f's type: every byte from byte(), then the F16
+// fields of every block set to small finite values.
+template <class Byte>
+std::vector<uint8_t> TestBlockBytes(const HalfFields& f, int64_t rows, int64_t cols, std::mt19937& rng,
+                                    const Byte& byte) {
+  std::vector<uint8_t> bytes(RowBytes(f.type, cols) * rows);
+  for (uint8_t& b : bytes) b = byte();
+  const size_t block_bytes = static_cast<size_t>(GetDTypeInfo(f.type).block_bytes);
+  std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
+  for (size_t block = 0; block < bytes.size() / block_bytes; ++block) {
+    for (size_t off : f.halves) StoreHalfBits(F32ToF16(scale(rng)), &bytes[block * block_bytes + off]);
+  }
+  return bytes;
+}
+
+// body(w, rng) for a rows x cols matrix of each quantized type (cols:
+// k_cols for the 256-element types, 320 otherwise) whose bytes come from
+// byte(rng), F16 fields small and finite.
+template <class Byte, class Body>
+void ForEachTestMatrix(int64_t rows, int64_t k_cols, uint32_t seed, const Byte& byte, const Body& body) {
+  std::mt19937 rng(seed);
+  for (const HalfFields& f : QuantizedTypesWithHalves()) {
+    SCOPED_TRACE(GetDTypeInfo(f.type).name);
+    const int64_t cols = GetDTypeInfo(f.type).block_elems == 256 ? k_cols : 320;
+    const std::vector<uint8_t> bytes = TestBlockBytes(f, rows, cols, rng, [&] { return byte(rng); });
+    body(MatrixView{f.type, bytes.data(), rows, cols, RowBytes(f.type, cols)}, rng);
+  }
+}
+
+// MatMul of the first `width` rows of x (each width in `widths`) equals `ref`
+// bit for bit on every target.
+void ExpectReferenceBitsOnEveryTarget(const MatrixView& w, const std::vector<float>& x,
+                                      const std::vector<float>& ref, std::initializer_list<int64_t> widths,
+                                      ThreadPool& pool) {
+  ForEachTarget([&] {
+    for (int64_t width : widths) {
+      std::vector<float> y(width * w.rows, -1.0f);
+      MatMul(w, x.data(), w.cols, width, y.data(), w.rows, pool);
+      for (int64_t i = 0; i < width * w.rows; ++i) {
+        ASSERT_EQ(FloatBits(y[i]), FloatBits(ref[i])) << "width " << width << " element " << i;
+      }
+    }
+  });
+}
+
 // Raw random block bytes (every level and sub-block scale pattern, including
 // the extremes: Q6_K/Q3_K scales -128..127 / -32..31, 6-bit scales and mins
 // of 63, IQ4 codebook -127) against activations that all quantize to +-127:
@@ -369,47 +429,17 @@ TEST(MatMulTest, ZeroActivationsGiveZero) {
 // in one int16 lane of the NEON widening dot). The F16 scale fields are set
 // to small finite values. Bit-equal to the reference on every target.
 TEST(MatMulTest, RandomBlockBytesAndExtremeActivationsMatchReference) {
-  struct Fields {
-    DType type;
-    std::vector<size_t> halves;  // byte offsets of the F16 fields in a block
-  };
-  const Fields types[] = {
-      {DType::kQ8_0, {0}},     {DType::kQ4_0, {0}},     {DType::kQ4_1, {0, 2}},  {DType::kQ5_0, {0}},
-      {DType::kQ5_1, {0, 2}},  {DType::kIQ4_NL, {0}},   {DType::kQ4_K, {0, 2}},  {DType::kQ5_K, {0, 2}},
-      {DType::kQ6_K, {208}},   {DType::kQ2_K, {80, 82}}, {DType::kQ3_K, {108}}, {DType::kIQ4_XS, {0}},
-  };
-  const int64_t rows = 11;
   ThreadPool pool(2);
-  std::mt19937 rng(77);
-  for (const Fields& f : types) {
-    SCOPED_TRACE(GetDTypeInfo(f.type).name);
-    const DTypeInfo& info = GetDTypeInfo(f.type);
-    const int64_t cols = info.block_elems == 256 ? 1280 : 320;
-    const size_t block_bytes = static_cast<size_t>(info.block_bytes);
-    const size_t stride = RowBytes(f.type, cols);
-    std::vector<uint8_t> bytes(stride * rows);
-    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-    std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
-    for (size_t block = 0; block < bytes.size() / block_bytes; ++block) {
-      for (size_t off : f.halves) StoreHalfBits(F32ToF16(scale(rng)), &bytes[block * block_bytes + off]);
-    }
-    const MatrixView w{f.type, bytes.data(), rows, cols, stride};
+  const auto random_byte = [](std::mt19937& rng) { return static_cast<uint8_t>(rng()); };
+  ForEachTestMatrix(11, 1280, 77, random_byte, [&](const MatrixView& w, std::mt19937& rng) {
     const int64_t batch = 9;
-    std::vector<float> x(batch * cols);
+    std::vector<float> x(batch * w.cols);
     for (float& v : x) v = (rng() & 1) ? 1.0f : -1.0f;
-    std::vector<float> ref(batch * rows);
-    MatMulReference(w, x.data(), cols, batch, ref.data(), rows);
+    std::vector<float> ref(batch * w.rows);
+    MatMulReference(w, x.data(), w.cols, batch, ref.data(), w.rows);
     for (float v : ref) ASSERT_TRUE(std::isfinite(v) && v != 0.0f);
-    ForEachTarget([&] {
-      for (int64_t width : {int64_t{1}, int64_t{4}, batch}) {
-        std::vector<float> y(width * rows, -1.0f);
-        MatMul(w, x.data(), cols, width, y.data(), rows, pool);
-        for (int64_t i = 0; i < width * rows; ++i) {
-          ASSERT_EQ(FloatBits(y[i]), FloatBits(ref[i])) << "width " << width << " element " << i;
-        }
-      }
-    });
-  }
+    ExpectReferenceBitsOnEveryTarget(w, x, ref, {1, 4, batch}, pool);
+  });
 }
 
 // Every level byte 0xFF (the largest level of each type, all bits of Q5_K's
@@ -417,47 +447,18 @@ TEST(MatMulTest, RandomBlockBytesAndExtremeActivationsMatchReference) {
 // (levels +-127): the largest partial sums the kernels' narrow (int16)
 // accumulators must hold. Random scales and minimum factors.
 TEST(MatMulTest, SaturatedLevelsMatchReference) {
-  struct Fields {
-    DType type;
-    std::vector<size_t> halves;  // byte offsets of the F16 fields in a block
-  };
-  const Fields types[] = {
-      {DType::kQ8_0, {0}},     {DType::kQ4_0, {0}},     {DType::kQ4_1, {0, 2}},  {DType::kQ5_0, {0}},
-      {DType::kQ5_1, {0, 2}},  {DType::kIQ4_NL, {0}},   {DType::kQ4_K, {0, 2}},  {DType::kQ5_K, {0, 2}},
-      {DType::kQ6_K, {208}},   {DType::kQ2_K, {80, 82}}, {DType::kQ3_K, {108}}, {DType::kIQ4_XS, {0}},
-  };
-  const int64_t rows = 6;
   ThreadPool pool(2);
-  std::mt19937 rng(78);
-  for (const Fields& f : types) {
-    SCOPED_TRACE(GetDTypeInfo(f.type).name);
-    const DTypeInfo& info = GetDTypeInfo(f.type);
-    const int64_t cols = info.block_elems == 256 ? 768 : 320;
-    const size_t block_bytes = static_cast<size_t>(info.block_bytes);
-    const size_t stride = RowBytes(f.type, cols);
-    std::vector<uint8_t> bytes(stride * rows, 0xFF);
-    std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
-    for (size_t block = 0; block < bytes.size() / block_bytes; ++block) {
-      for (size_t off : f.halves) StoreHalfBits(F32ToF16(scale(rng)), &bytes[block * block_bytes + off]);
-    }
-    const MatrixView w{f.type, bytes.data(), rows, cols, stride};
+  const auto all_ones = [](std::mt19937&) { return uint8_t{0xFF}; };
+  ForEachTestMatrix(6, 768, 78, all_ones, [&](const MatrixView& w, std::mt19937&) {
     const int64_t batch = 17;
     for (float sign : {1.0f, -1.0f}) {
       SCOPED_TRACE(sign);
-      const std::vector<float> x(batch * cols, sign);
-      std::vector<float> ref(batch * rows);
-      MatMulReference(w, x.data(), cols, batch, ref.data(), rows);
-      ForEachTarget([&] {
-        for (int64_t width : {int64_t{1}, int64_t{5}, batch}) {
-          std::vector<float> y(width * rows, -1.0f);
-          MatMul(w, x.data(), cols, width, y.data(), rows, pool);
-          for (int64_t i = 0; i < width * rows; ++i) {
-            ASSERT_EQ(FloatBits(y[i]), FloatBits(ref[i])) << "width " << width << " element " << i;
-          }
-        }
-      });
+      const std::vector<float> x(batch * w.cols, sign);
+      std::vector<float> ref(batch * w.rows);
+      MatMulReference(w, x.data(), w.cols, batch, ref.data(), w.rows);
+      ExpectReferenceBitsOnEveryTarget(w, x, ref, {1, 5, batch}, pool);
     }
-  }
+  });
 }
 
 }  // namespace
