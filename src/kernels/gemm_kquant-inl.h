@@ -523,7 +523,7 @@ struct KQuantAvx2Tiles {
     static_assert(R == 1 && NB >= 1 && NB <= kKQuantMaxActs);
     const auto* blocks = reinterpret_cast<const typename Kernel::Block*>(wrow);
     TileLanes<NB> acc;
-    Kernel::template TileLoop<NB>(0, cols / kQKK, acts, acc, [&](int64_t i) { return Kernel::Unpack(blocks[i]); });
+    Kernel::template TileLoop<NB>(blocks, cols / kQKK, acts, acc);
     acc.Store(out);
   }
 };
@@ -567,16 +567,15 @@ struct ScaleMinKernel : KQuantAvx2Tiles<ScaleMinKernel<kFiveBit>> {
     return u;
   }
 
-  // Super-blocks [i0, i1) for NB activation rows into acc; unpacked(i)
-  // gives super-block i (unpacked now or loaded from a prepared row).
-  template <int NB, class Acc, class GetUnpacked>
-  static HWY_INLINE void TileLoop(int64_t i0, int64_t i1, const ActRow* acts, Acc& acc,
-                                  const GetUnpacked& unpacked) {
+  // The num_blocks super-blocks at blocks (each unpacked once) for NB
+  // activation rows into acc.
+  template <int NB>
+  static HWY_INLINE void TileLoop(const Block* blocks, int64_t num_blocks, const ActRow* acts, TileLanes<NB>& acc) {
     constexpr int kGroups = TileLanes<NB>::kGroups;
     const __m256 negate_odd =
         _mm256_castsi256_ps(_mm256_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0));
-    for (int64_t i = i0; i < i1; ++i) {
-      const Unpacked u = unpacked(i);
+    for (int64_t i = 0; i < num_blocks; ++i) {
+      const Unpacked u = Unpack(blocks[i]);
       for (int g = 0; g < kGroups; ++g) {
         const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
         const ActRow* a = acts + 4 * g;
@@ -734,14 +733,13 @@ struct Q6KKernelAvx2 : KQuantAvx2Tiles<Q6KKernelAvx2> {
     return u;
   }
 
-  template <int NB, class Acc, class GetUnpacked>
-  static HWY_INLINE void TileLoop(int64_t i0, int64_t i1, const ActRow* acts, Acc& acc,
-                                  const GetUnpacked& unpacked) {
+  template <int NB>
+  static HWY_INLINE void TileLoop(const Block* blocks, int64_t num_blocks, const ActRow* acts, TileLanes<NB>& acc) {
     constexpr int kGroups = TileLanes<NB>::kGroups;
     // Odd lanes: +0 * (the offset sums) keeps them +0, as in the reference.
     const __m256 even = _mm256_castsi256_ps(_mm256_set_epi32(0, -1, 0, -1, 0, -1, 0, -1));
-    for (int64_t i = i0; i < i1; ++i) {
-      const Unpacked u = unpacked(i);
+    for (int64_t i = 0; i < num_blocks; ++i) {
+      const Unpacked u = Unpack(blocks[i]);
       for (int g = 0; g < kGroups; ++g) {
         const int n = (g + 1 < kGroups) ? 4 : NB - 4 * g;
         const ActRow* a = acts + 4 * g;
