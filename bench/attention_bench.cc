@@ -1,5 +1,6 @@
 // Attention microbenchmarks at the attention shapes of the two model presets
-// (F16 KV in 64-token blocks, as the model stores it):
+// (F16 KV in 64-token blocks, as the model stores it; the decode and prefill
+// cases also with the Q8_0 K cache of `--cache-type-k q8_0`, arg kq8 = 1):
 //   q35: Qwen3.5-0.8B, 8 query heads / 2 KV heads x 256, 6 attention layers
 //   q3:  Qwen3-0.6B, 16 query heads / 8 KV heads x 128, 28 attention layers
 //
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "core/kv_block.h"
 #include "core/thread_pool.h"
 #include "kernels/attention.h"
 #include "kernels/kv_write.h"
@@ -42,31 +44,43 @@ const char* NameOf(int64_t id) { return id == 0 ? "q35-0.8b" : "q3-0.6b"; }
 // every block (timing does not depend on the values; random rows everywhere
 // would take seconds to generate for the 1.8 GB of the largest case).
 struct Kv {
-  Kv(const Shape& s, int64_t n, int layers) {
+  Kv(const Shape& s, int64_t n, int layers, bool k_q8 = false) {
     const int64_t blocks = (n + kBlock - 1) / kBlock;
-    const size_t slab = static_cast<size_t>(kBlock) * s.kv_heads * s.head_dim * 2;
-    AlignedBuffer<uint8_t> k_src(slab), v_src(slab);
+    KvLayout layout;
+    layout.n_kv_heads = s.kv_heads;
+    layout.head_dim = s.head_dim;
+    layout.block_tokens = kBlock;
+    layout.k_q8 = k_q8;
+    const size_t k_slab = layout.SlabBytes(0), slab = layout.SlabBytes(1);
+    AlignedBuffer<uint8_t> k_src(k_slab), v_src(slab);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> row(static_cast<size_t>(s.kv_heads) * s.head_dim);
     for (int t = 0; t < kBlock; ++t) {
       for (float& x : row) x = dist(rng);
-      StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, kBlock, row.data(), k_src.data(), t);
+      StoreKvToken(layout.KType(), s.kv_heads, s.head_dim, kBlock, row.data(), k_src.data(), t);
       for (float& x : row) x = dist(rng);
       StoreKvToken(DType::kF16, s.kv_heads, s.head_dim, kBlock, row.data(), v_src.data(), t);
     }
     ptrs.resize(static_cast<size_t>(layers) * 2 * blocks);
     for (int l = 0; l < layers; ++l) {
       for (int64_t b = 0; b < blocks; ++b) {
-        slabs.emplace_back(slab);
-        std::memcpy(slabs.back().data(), k_src.data(), slab);
+        slabs.emplace_back(k_slab);
+        std::memcpy(slabs.back().data(), k_src.data(), k_slab);
         ptrs[(2 * l) * blocks + b] = slabs.back().data();
         slabs.emplace_back(slab);
         std::memcpy(slabs.back().data(), v_src.data(), slab);
         ptrs[(2 * l + 1) * blocks + b] = slabs.back().data();
       }
-      views.push_back(KvView{DType::kF16, kBlock, s.kv_heads, s.head_dim, ptrs.data() + 2 * l * blocks,
-                             ptrs.data() + (2 * l + 1) * blocks, n});
+      KvView view;
+      view.k_q8 = k_q8;
+      view.block_tokens = kBlock;
+      view.n_kv_heads = s.kv_heads;
+      view.head_dim = s.head_dim;
+      view.k_blocks = ptrs.data() + 2 * l * blocks;
+      view.v_blocks = ptrs.data() + (2 * l + 1) * blocks;
+      view.n_tokens = n;
+      views.push_back(view);
     }
   }
   std::vector<AlignedBuffer<uint8_t>> slabs;
@@ -84,11 +98,11 @@ AttentionParams Params(const Shape& s) {
 }
 
 // Labels a decode benchmark and reports the K+V bytes read per call (F16: 2
-// bytes per element) as kv_GB/s.
-void ReportKvRate(benchmark::State& state, const Shape& s, int64_t ctx) {
+// bytes per element; Q8_0 K: 1 + 1/16) as kv_GB/s.
+void ReportKvRate(benchmark::State& state, const Shape& s, int64_t ctx, bool k_q8 = false) {
   state.SetLabel(NameOf(state.range(0)));
   state.SetItemsProcessed(state.iterations());
-  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * 2 * 2;
+  const double bytes = static_cast<double>(ctx) * s.kv_heads * s.head_dim * (k_q8 ? 2 + 1 + 1.0 / 16 : 2 * 2);
   state.counters["kv_GB/s"] =
       benchmark::Counter(bytes * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
@@ -96,10 +110,10 @@ void ReportKvRate(benchmark::State& state, const Shape& s, int64_t ctx) {
 // One decode row at the end of `ctx` cached tokens, from the benchmark args
 // (shape, ctx, threads), over `layers` KV caches.
 struct DecodeCase {
-  DecodeCase(const benchmark::State& state, int layers)
+  DecodeCase(const benchmark::State& state, int layers, bool k_q8 = false)
       : s(ShapeOf(state.range(0))),
         ctx(state.range(1)),
-        kv(s, ctx, layers),
+        kv(s, ctx, layers, k_q8),
         pool(static_cast<int>(state.range(2))),
         q(static_cast<size_t>(s.heads) * s.head_dim, 0.1f),
         out(q.size()) {}
@@ -113,19 +127,19 @@ struct DecodeCase {
   std::vector<float> q, out;
 };
 
-// Decode: args (shape, ctx, threads).
+// Decode: args (shape, ctx, threads, kq8).
 void BM_AttentionDecode(benchmark::State& state) {
-  DecodeCase c(state, ShapeOf(state.range(0)).layers);
+  DecodeCase c(state, ShapeOf(state.range(0)).layers, state.range(3) != 0);
   size_t layer = 0;
   for (auto _ : state) {
     c.Run(Params(c.s), layer);
     layer = (layer + 1) % c.kv.views.size();
   }
-  ReportKvRate(state, c.s, c.ctx);
+  ReportKvRate(state, c.s, c.ctx, state.range(3) != 0);
 }
 BENCHMARK(BM_AttentionDecode)
-    ->ArgNames({"shape", "ctx", "threads"})
-    ->ArgsProduct({{0, 1}, {4096, 16384}, {1, 2}})
+    ->ArgNames({"shape", "ctx", "threads", "kq8"})
+    ->ArgsProduct({{0, 1}, {4096, 16384}, {1, 2}, {0, 1}})
     ->UseRealTime();
 
 // Split-KV head groups, side by side in one process: each iteration runs the
@@ -173,12 +187,12 @@ BENCHMARK(BM_AttentionDecodeHot)
     ->ArgsProduct({{0, 1}, {4096}, {1, 2}})
     ->UseRealTime();
 
-// Prefill chunk: args (shape, rows, start, threads); rows at positions
+// Prefill chunk: args (shape, rows, start, threads, kq8); rows at positions
 // [start, start + rows), causal, one cache.
 void BM_AttentionPrefill(benchmark::State& state) {
   const Shape& s = ShapeOf(state.range(0));
   const int64_t rows = state.range(1), start = state.range(2);
-  Kv kv(s, start + rows, 1);
+  Kv kv(s, start + rows, 1, state.range(4) != 0);
   ThreadPool pool(static_cast<int>(state.range(3)));
   std::vector<float> q(static_cast<size_t>(rows) * s.heads * s.head_dim, 0.05f), out(q.size());
   for (auto _ : state) Attention(Params(s), q.data(), rows, start, kv.views[0], out.data(), pool);
@@ -191,8 +205,8 @@ void BM_AttentionPrefill(benchmark::State& state) {
       benchmark::Counter(flops * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_AttentionPrefill)
-    ->ArgNames({"shape", "rows", "start", "threads"})
-    ->ArgsProduct({{0, 1}, {512}, {0, 4096, 16384}, {1, 2}})
+    ->ArgNames({"shape", "rows", "start", "threads", "kq8"})
+    ->ArgsProduct({{0, 1}, {512}, {0, 4096, 16384}, {1, 2}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

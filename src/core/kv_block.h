@@ -4,7 +4,8 @@
 // positions, aligned to absolute positions: block i holds positions
 // [i * block_tokens, (i + 1) * block_tokens). One block holds those positions
 // for every attention layer:
-//   bytes = [attn_layer][K=0 | V=1][kv_head][token_in_block][head_dim] of `dtype`.
+//   bytes = [attn_layer][K=0 | V=1][kv_head][token_in_block][head_dim] of `dtype`
+// (K as Q8_0 with KvLayout::k_q8: one KvQ8Geometry region per KV head instead).
 // A sequence's KV is a block table (vector of shared_ptr<KvBlock>). Blocks held
 // by the prefix cache are frozen (immutable); a sequence that must write into a
 // frozen block first copies it (copy-on-write), so restoring a cached prefix is
@@ -27,38 +28,74 @@
 
 namespace cairn {
 
+// K rows stored as Q8_0 (KvLayout::k_q8, `--cache-type-k q8_0`): ggml's Q8_0
+// quantization (per 32 elements d = amax / 127 stored as F16, levels
+// round(x / d) in [-127, 127]), laid out for attention's integer dot products
+// with one key per 32-bit vector lane. One KV head's region of a K slab:
+//   levels [head_dim / 32][8 quads][T][4] uint8 = level + 128, T = block_tokens
+//          rounded up to 16 (a whole vector of keys never leaves the region)
+//   scales [head_dim / 32][T] F16 bits
+// so the 4 levels of quad t of block b of token j are the 4 bytes at
+// ((b * 8 + t) * T + j) * 4. kernels/kv_write.cc writes it, kernels/attention.cc
+// reads it. Needs head_dim % 32 == 0.
+struct KvQ8Geometry {
+  static constexpr int kBlock = 32;         // elements per scale
+  static constexpr int kTokenAlign = 16;    // T is a multiple of this
+  int block_tokens = 0;
+  int head_dim = 0;
+
+  int64_t Tokens() const { return (block_tokens + kTokenAlign - 1) / kTokenAlign * kTokenAlign; }
+  int Blocks() const { return head_dim / kBlock; }
+  int64_t LevelBytes() const { return Tokens() * head_dim; }
+  int64_t RegionBytes() const { return LevelBytes() + Tokens() * Blocks() * 2; }
+  // Byte offset in a region of quad `quad` (0..head_dim/4) of token j, and of block b's scale.
+  int64_t QuadOffset(int64_t quad, int64_t j) const { return (quad * Tokens() + j) * 4; }
+  int64_t ScaleOffset(int64_t b, int64_t j) const { return LevelBytes() + (b * Tokens() + j) * 2; }
+};
+
 // Geometry of a model's KV blocks (fixed per model).
 struct KvLayout {
   int n_attn_layers = 0;   // layers with attention KV (all layers for dense models)
   int n_kv_heads = 0;
   int head_dim = 0;
-  DType dtype = DType::kF16;   // kF16 or kBF16
+  DType dtype = DType::kF16;   // kF16 or kBF16: V's element type, and K's unless k_q8
+  bool k_q8 = false;           // K stored as Q8_0 (KvQ8Geometry)
   int block_tokens = 64;
 
-  size_t ElemBytes() const { return 2; }
-  // Bytes of one K (or V) slab: one layer, one block.
-  size_t SlabBytes() const {
+  size_t ElemBytes() const { return 2; }   // of an F16 / BF16 element
+  DType KType() const { return k_q8 ? DType::kQ8_0 : dtype; }   // what K slabs hold
+  KvQ8Geometry Q8() const { return KvQ8Geometry{block_tokens, head_dim}; }
+  // Bytes of one K (kv = 0) or V (kv = 1) slab: one layer, one block.
+  size_t SlabBytes(int kv) const {
+    if (kv == 0 && k_q8) return static_cast<size_t>(Q8().RegionBytes()) * n_kv_heads;
     return static_cast<size_t>(block_tokens) * n_kv_heads * head_dim * ElemBytes();
   }
-  size_t BlockBytes() const { return SlabBytes() * 2 * static_cast<size_t>(n_attn_layers); }
-  // Bytes of KV per token over all attention layers (for reporting).
+  // Byte offset of a slab in a block: [attn_layer][K | V].
+  size_t SlabOffset(int attn_layer, int kv) const {
+    return (SlabBytes(0) + SlabBytes(1)) * static_cast<size_t>(attn_layer) + (kv == 1 ? SlabBytes(0) : 0);
+  }
+  size_t BlockBytes() const { return (SlabBytes(0) + SlabBytes(1)) * static_cast<size_t>(n_attn_layers); }
+  // Bytes of KV per token over all attention layers (for reporting; Q8_0 K
+  // without the padding of T).
   size_t BytesPerToken() const {
-    return static_cast<size_t>(n_kv_heads) * head_dim * ElemBytes() * 2 * n_attn_layers;
+    const size_t v = static_cast<size_t>(head_dim) * ElemBytes();
+    const size_t k = k_q8 ? static_cast<size_t>(head_dim) + static_cast<size_t>(head_dim) / 16 : v;
+    return static_cast<size_t>(n_kv_heads) * (k + v) * n_attn_layers;
   }
 };
 
 class KvBlock {
  public:
-  explicit KvBlock(const KvLayout& layout) : data_(layout.BlockBytes()), slab_bytes_(layout.SlabBytes()) {}
+  explicit KvBlock(const KvLayout& layout)
+      : data_(layout.BlockBytes()), k_slab_bytes_(layout.SlabBytes(0)), v_slab_bytes_(layout.SlabBytes(1)) {}
 
   // K (kv=0) or V (kv=1) slab of one attention layer, head-major:
   // [kv_head][token_in_block][head_dim] elements, so decode attention reads
   // one head's positions as one contiguous run (a token-major slab made each
   // head's task read 1/n_kv_heads of every row: 2-3x slower from DRAM).
-  uint8_t* Slab(int attn_layer, int kv) { return data_.data() + (2 * attn_layer + kv) * slab_bytes_; }
-  const uint8_t* Slab(int attn_layer, int kv) const {
-    return data_.data() + (2 * attn_layer + kv) * slab_bytes_;
-  }
+  // (K as Q8_0: KvQ8Geometry's regions, one per KV head.)
+  uint8_t* Slab(int attn_layer, int kv) { return data_.data() + SlabOffset(attn_layer, kv); }
+  const uint8_t* Slab(int attn_layer, int kv) const { return data_.data() + SlabOffset(attn_layer, kv); }
 
   size_t bytes() const { return data_.bytes(); }
   // All slabs as one run of bytes() bytes (the disk tier stores blocks whole).
@@ -71,14 +108,19 @@ class KvBlock {
 
   // A writable copy (copy-on-write).
   std::shared_ptr<KvBlock> CloneUnfrozen() const {
-    auto copy = std::shared_ptr<KvBlock>(new KvBlock(data_.Clone(), slab_bytes_));
+    auto copy = std::shared_ptr<KvBlock>(new KvBlock(data_.Clone(), k_slab_bytes_, v_slab_bytes_));
     return copy;
   }
 
  private:
-  KvBlock(AlignedBuffer<uint8_t> data, size_t slab_bytes) : data_(std::move(data)), slab_bytes_(slab_bytes) {}
+  KvBlock(AlignedBuffer<uint8_t> data, size_t k_slab_bytes, size_t v_slab_bytes)
+      : data_(std::move(data)), k_slab_bytes_(k_slab_bytes), v_slab_bytes_(v_slab_bytes) {}
+  size_t SlabOffset(int attn_layer, int kv) const {
+    return (k_slab_bytes_ + v_slab_bytes_) * static_cast<size_t>(attn_layer) + (kv == 1 ? k_slab_bytes_ : 0);
+  }
   AlignedBuffer<uint8_t> data_;
-  size_t slab_bytes_;
+  size_t k_slab_bytes_;
+  size_t v_slab_bytes_;
   std::atomic<bool> frozen_{false};
 };
 

@@ -41,8 +41,11 @@
 #include "core/aligned_buffer.h"
 #include "core/error.h"
 #include "core/half.h"
+#include "core/kv_block.h"
 #include "kernels/activation-inl.h"
 #include "kernels/attention.h"
+#include "kernels/attention_q8k-inl.h"
+#include "kernels/kv_write.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace cairn::kernels {
@@ -281,7 +284,8 @@ struct TilePrefetch {
   const uint8_t* v = nullptr;        // this tile's V row 0
   const uint8_t* k_next = nullptr;   // next tile's K row 0 (nullptr: none)
   int64_t n = 0, n_next = 0;         // rows of each
-  int64_t stride = 0, row = 0;       // bytes between rows / per row
+  int64_t stride = 0, row = 0;       // V: bytes between rows / per row
+  int64_t k_stride = 0, k_row = 0;   // K likewise (a Q8_0 region: its bytes / T per key)
 
   // Must be inlined: GCC 12 finds an out-of-line function whose only effects
   // are prefetches "pure" and deletes its calls (no prefetch was emitted).
@@ -289,7 +293,9 @@ struct TilePrefetch {
     for (int64_t j = j0; j < j0 + count; ++j) {
       for (int64_t b = 0; b < row; b += 64) {
         if (j < n) hwy::Prefetch(v + j * stride + b);
-        if (j < n_next) hwy::Prefetch(k_next + j * stride + b);
+      }
+      for (int64_t b = 0; b < k_row; b += 64) {
+        if (j < n_next) hwy::Prefetch(k_next + j * k_stride + b);
       }
     }
   }
@@ -444,8 +450,19 @@ struct Scratch {
   AlignedBuffer<float> acc;      // [n_queries][head_dim + 2]: merged O, M, L
   AlignedBuffer<float> k_wide;   // [block_tokens][head_dim]: one tile's K rows as F32
   AlignedBuffer<float> v_wide;   // [block_tokens][head_dim]: its V rows
+  // Q8_0 K cache: the scaled queries quantized (attention_q8k-inl.h's QueriesQ8).
+  AlignedBuffer<int8_t> q_levels;   // [n_queries][head_dim]
+  AlignedBuffer<float> q_d;         // [n_queries][head_dim / 32]
+  AlignedBuffer<int32_t> q_corr;    // [n_queries][head_dim / 32]
 
-  static void Ensure(AlignedBuffer<float>& b, size_t n) {
+  QueriesQ8 Q8(int64_t first_query, int64_t hd) const {
+    const int nb = static_cast<int>(hd / KvQ8Geometry::kBlock);
+    return QueriesQ8{q_levels.data() + first_query * hd, q_d.data() + first_query * nb,
+                     q_corr.data() + first_query * nb, hd, nb};
+  }
+
+  template <typename T>
+  static void Ensure(AlignedBuffer<T>& b, size_t n) {
     if (b.size() < n) b.Resize(n);
   }
 };
@@ -479,6 +496,7 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
   const int64_t part_begin = part * plan.part_tokens;
   const int64_t part_end = std::min(part_begin + plan.part_tokens, p_max + 1);
   const int64_t row_bytes = hd * static_cast<int64_t>(sizeof(KvT));
+  const KvQ8Geometry q8{kv.block_tokens, kv.head_dim};
   // Fresh accumulators for the queries this partition reaches.
   for (int kvh = kvh0; kvh < kvh1; ++kvh) {
     for (int64_t r = std::max(r0, part_begin - plan.q_pos0); r < r1; ++r) {
@@ -499,16 +517,24 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
     if (r_lo >= r_hi) continue;
     for (int kvh = kvh0; kvh < kvh1; ++kvh) {
       const int64_t first = (kvh * bt + (ts - block * bt)) * hd;   // element offset in the head-major slab
-      const KvT* k0 = reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
+      const KvT* k0 = kv.k_q8 ? nullptr : reinterpret_cast<const KvT*>(kv.k_blocks[block]) + first;
       const KvT* v0 = reinterpret_cast<const KvT*>(kv.v_blocks[block]) + first;
+      // Q8_0 K: the head's region (a tile starts at its block's first token).
+      const uint8_t* k_region = kv.k_q8 ? kv.k_blocks[block] + kvh * q8.RegionBytes() : nullptr;
       const int64_t q_base = (kvh - kvh0) * head_queries;
       const int64_t q_lo = q_base + (r_lo - r0) * group;
       float* head_out = out + q_base * stride;
       // Scores, softmax and P.V of the tile, K/V rows at k, v (kv_stride
       // elements apart): the cache's rows, or the same rows widened to F32.
+      // (k is unused with a Q8_0 K cache: the scores read k_region.)
       const auto run_tile = [&](const auto* k, const auto* v, int64_t kv_stride, const TilePrefetch& prefetch) {
-        Scores(s.q.data() + q_lo * hd, (r_hi - r_lo) * group, hd, k, kv_stride, te - ts,
-               s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
+        if (kv.k_q8) {
+          ScoresQ8(s.Q8(q_lo, hd), (r_hi - r_lo) * group, k_region, q8, te - ts,
+                   s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
+        } else {
+          Scores(s.q.data() + q_lo * hd, (r_hi - r_lo) * group, hd, k, kv_stride, te - ts,
+                 s.scores.data() + q_lo * plan.s_stride, plan.s_stride, prefetch);
+        }
         for (int64_t r = r_lo; r < r_hi; ++r) {
           const int64_t n = std::min(te, plan.q_pos0 + r + 1) - ts;
           // Keys left of the row's window: score -inf, probability exactly 0
@@ -537,7 +563,7 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
         // Prefill: the tile's rows are read by many queries, so widen them
         // once instead of in every micro-tile (the widening shares the FMA
         // ports on x86). Same F32 values, so the same bits.
-        WidenRows(k0, plan.kv_row_stride, te - ts, hd, s.k_wide.data());
+        if (!kv.k_q8) WidenRows(k0, plan.kv_row_stride, te - ts, hd, s.k_wide.data());
         WidenRows(v0, plan.kv_row_stride, te - ts, hd, s.v_wide.data());
         run_tile(static_cast<const float*>(s.k_wide.data()), static_cast<const float*>(s.v_wide.data()), hd,
                  TilePrefetch{});
@@ -548,9 +574,20 @@ void RunPartition(const Plan& plan, int kvh0, int kvh1, int64_t r0, int64_t r1, 
       prefetch.n = te - ts;
       prefetch.stride = plan.kv_row_stride * static_cast<int64_t>(sizeof(KvT));
       prefetch.row = row_bytes;
+      prefetch.k_stride = prefetch.stride;
+      prefetch.k_row = row_bytes;
       // The K rows this task reads next: the next head's in this tile, or the
       // first head's in the next tile.
-      if (kvh + 1 < kvh1) {
+      if (kv.k_q8) {   // a region as T rows of RegionBytes / T
+        prefetch.k_stride = prefetch.k_row = q8.RegionBytes() / q8.Tokens();
+        if (kvh + 1 < kvh1) {
+          prefetch.k_next = k_region + q8.RegionBytes();
+          prefetch.n_next = q8.Tokens();
+        } else if (te < part_end) {
+          prefetch.k_next = kv.k_blocks[block + 1] + kvh0 * q8.RegionBytes();
+          prefetch.n_next = q8.Tokens();
+        }
+      } else if (kvh + 1 < kvh1) {
         prefetch.k_next = kv.k_blocks[block] + (first + bt * hd) * static_cast<int64_t>(sizeof(KvT));
         prefetch.n_next = te - ts;
       } else if (te < part_end) {
@@ -611,6 +648,21 @@ void LoadQueries(const Plan& plan, int kvh, int64_t r0, int64_t r1, float* dst) 
   }
 }
 
+// Q8_0 K cache: queries [first, first + n) of s.q quantized into s.q_levels /
+// q_d / q_corr (QueriesQ8; kv_write.h's QuantizeQ8Block, d kept in F32).
+void QuantizeQueries(int64_t first, int64_t n, int64_t hd, Scratch& s) {
+  const int64_t nb = hd / KvQ8Geometry::kBlock;
+  for (int64_t i = first; i < first + n; ++i) {
+    for (int64_t b = 0; b < nb; ++b) {
+      int8_t* levels = s.q_levels.data() + i * hd + b * KvQ8Geometry::kBlock;
+      s.q_d[i * nb + b] = QuantizeQ8Block(s.q.data() + i * hd + b * KvQ8Geometry::kBlock, levels);
+      int32_t sum = 0;
+      for (int e = 0; e < KvQ8Geometry::kBlock; ++e) sum += levels[e];
+      s.q_corr[i * nb + b] = -128 * sum;
+    }
+  }
+}
+
 void PrepareScratch(const Plan& plan, int64_t n_queries, Scratch& s) {
   const size_t nq = static_cast<size_t>(n_queries);
   Scratch::Ensure(s.q, nq * plan.p->head_dim);
@@ -621,6 +673,11 @@ void PrepareScratch(const Plan& plan, int64_t n_queries, Scratch& s) {
   const size_t tile = static_cast<size_t>(plan.kv->block_tokens) * static_cast<size_t>(plan.p->head_dim);
   Scratch::Ensure(s.k_wide, tile);
   Scratch::Ensure(s.v_wide, tile);
+  if (plan.kv->k_q8) {
+    Scratch::Ensure(s.q_levels, nq * plan.p->head_dim);
+    Scratch::Ensure(s.q_d, nq * plan.p->head_dim / KvQ8Geometry::kBlock);
+    Scratch::Ensure(s.q_corr, nq * plan.p->head_dim / KvQ8Geometry::kBlock);
+  }
 }
 
 // Rate at which the threads stream K and V from memory in contiguous runs of
@@ -655,7 +712,9 @@ int SplitHeadsPerTask(const Plan& plan, int64_t n_rows, int64_t rows_per_task, i
   if (std::equal(key, key + 7, memo.key)) return memo.heads;
   std::copy(key, key + 7, memo.key);
   const int64_t n_kv_heads = plan.p->n_kv_heads;
-  const int64_t row_bytes = plan.p->head_dim * 2;   // F16 / BF16
+  // Bytes per key of K and V together, halved (F16 / BF16: 2 per element; Q8_0 K: ~1.06).
+  const int64_t row_bytes =
+      plan.kv->k_q8 ? (plan.p->head_dim * 2 + plan.kv->head_dim + plan.kv->head_dim / 16) / 2 : plan.p->head_dim * 2;
   const int64_t max_parts = plan.Parts(plan.q_pos0 + n_rows - 1);
   // busy: each thread's KV tokens so far, as a min-heap (the next task goes
   // to the thread that frees up first).
@@ -696,6 +755,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
   CAIRN_CHECK(p.n_heads % p.n_kv_heads == 0);
   CAIRN_CHECK(q_pos0 >= 0 && q_pos0 + n_rows <= kv.n_tokens);
   CAIRN_CHECK(kv.dtype == DType::kF16 || kv.dtype == DType::kBF16);
+  CAIRN_CHECK(!kv.k_q8 || kv.head_dim % KvQ8Geometry::kBlock == 0);
   if (n_rows <= 0) return;
   Plan plan;
   plan.p = &p;
@@ -731,6 +791,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
       Scratch& s = ThreadScratch();
       PrepareScratch(plan, (r1 - r0) * group, s);
       LoadQueries(plan, kvh, r0, r1, s.q.data());
+      if (kv.k_q8) QuantizeQueries(0, (r1 - r0) * group, hd, s);
       for (int64_t part = plan.FirstPart(q_pos0 + r0); part < plan.Parts(q_pos0 + r1 - 1); ++part) {
         RunPartitionAnyType(plan, kvh, kvh + 1, r0, r1, part, s, s.part.data());
         for (int64_t r = r0; r < r1; ++r) {
@@ -777,6 +838,7 @@ void AttentionImpl(const AttentionParams& p, const float* q, int64_t n_rows, int
     for (int kvh = kvh0; kvh < kvh1; ++kvh) {
       LoadQueries(plan, kvh, r0, r1, s.q.data() + (kvh - kvh0) * head_queries * hd);
     }
+    if (kv.k_q8) QuantizeQueries(0, heads_per_task * head_queries, hd, s);
     RunPartitionAnyType(plan, kvh0, kvh1, r0, r1, part, s, s.part.data());
     for (int kvh = kvh0; kvh < kvh1; ++kvh) {
       for (int64_t r = r0; r < r1; ++r) {

@@ -61,7 +61,8 @@ inline constexpr int64_t kAttentionPartitionTokens = 2048;
 
 // One attention layer's view of a sequence's KV blocks.
 struct KvView {
-  DType dtype = DType::kF16;          // kF16 or kBF16
+  DType dtype = DType::kF16;          // kF16 or kBF16: V's elements, and K's unless k_q8
+  bool k_q8 = false;                  // K slabs hold Q8_0 regions (core/kv_block.h, KvQ8Geometry)
   int block_tokens = 64;
   int n_kv_heads = 0;
   int head_dim = 0;

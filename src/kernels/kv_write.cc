@@ -13,9 +13,15 @@
 
 #include <hwy/highway.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "core/error.h"
 #include "core/half.h"
+#include "core/kv_block.h"
 #include "kernels/kv_write.h"
+#include "kernels/quant_blocks.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace cairn::kernels {
@@ -53,10 +59,62 @@ namespace cairn::kernels {
 
 HWY_EXPORT(F32RowToF16Impl);
 
+float QuantizeQ8Block(const float* x, int8_t* levels) {
+  float amax = 0.0f;
+  bool finite = true;
+  for (int i = 0; i < KvQ8Geometry::kBlock; ++i) {
+    finite = finite && std::isfinite(x[i]);
+    amax = std::max(amax, std::fabs(x[i]));
+  }
+  if (!finite) {   // (a level of NaN / inf would be undefined behaviour)
+    std::fill(levels, levels + KvQ8Geometry::kBlock, int8_t{0});
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int i = 0; i < KvQ8Geometry::kBlock; ++i) levels[i] = static_cast<int8_t>(std::roundf(x[i] * id));
+  return d;
+}
+
+namespace {
+
+// One head's row of token j into its KvQ8Geometry region.
+void StoreQ8Row(const KvQ8Geometry& g, const float* row, int64_t j, uint8_t* region) {
+  int8_t levels[KvQ8Geometry::kBlock];
+  for (int b = 0; b < g.Blocks(); ++b) {
+    const float d = QuantizeQ8Block(row + b * KvQ8Geometry::kBlock, levels);
+    for (int t = 0; t < KvQ8Geometry::kBlock / 4; ++t) {
+      uint8_t* quad = region + g.QuadOffset(b * (KvQ8Geometry::kBlock / 4) + t, j);
+      for (int e = 0; e < 4; ++e) quad[e] = static_cast<uint8_t>(levels[4 * t + e] + 128);
+    }
+    StoreHalfBits(F32ToF16(d), region + g.ScaleOffset(b, j));
+  }
+}
+
+void LoadQ8Row(const KvQ8Geometry& g, const uint8_t* region, int64_t j, float* row) {
+  for (int b = 0; b < g.Blocks(); ++b) {
+    const float d = F16ToF32(LoadHalfBits(region + g.ScaleOffset(b, j)));
+    for (int i = 0; i < KvQ8Geometry::kBlock; ++i) {
+      const int quad = b * (KvQ8Geometry::kBlock / 4) + i / 4;
+      row[b * KvQ8Geometry::kBlock + i] = static_cast<float>(region[g.QuadOffset(quad, j) + i % 4] - 128) * d;
+    }
+  }
+}
+
+}  // namespace
+
 void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const float* src, uint8_t* slab,
                   int token_in_block) {
-  CAIRN_CHECK(dtype == DType::kF16 || dtype == DType::kBF16);
+  CAIRN_CHECK(dtype == DType::kF16 || dtype == DType::kBF16 || dtype == DType::kQ8_0);
   CAIRN_CHECK(token_in_block >= 0 && token_in_block < block_tokens);
+  if (dtype == DType::kQ8_0) {
+    const KvQ8Geometry g{block_tokens, head_dim};
+    CAIRN_CHECK(head_dim % KvQ8Geometry::kBlock == 0);
+    for (int h = 0; h < n_kv_heads; ++h) {
+      StoreQ8Row(g, src + static_cast<int64_t>(h) * head_dim, token_in_block, slab + h * g.RegionBytes());
+    }
+    return;
+  }
   for (int h = 0; h < n_kv_heads; ++h) {
     uint16_t* dst = reinterpret_cast<uint16_t*>(slab) + (static_cast<int64_t>(h) * block_tokens + token_in_block) * head_dim;
     const float* row = src + static_cast<int64_t>(h) * head_dim;
@@ -70,6 +128,13 @@ void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, c
 
 void LoadKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const uint8_t* slab,
                  int token_in_block, float* dst) {
+  if (dtype == DType::kQ8_0) {
+    const KvQ8Geometry g{block_tokens, head_dim};
+    for (int h = 0; h < n_kv_heads; ++h) {
+      LoadQ8Row(g, slab + h * g.RegionBytes(), token_in_block, dst + static_cast<int64_t>(h) * head_dim);
+    }
+    return;
+  }
   for (int h = 0; h < n_kv_heads; ++h) {
     const uint16_t* src =
         reinterpret_cast<const uint16_t*>(slab) + (static_cast<int64_t>(h) * block_tokens + token_in_block) * head_dim;

@@ -12,15 +12,24 @@ namespace cairn::kernels {
 
 // src: [n_kv_heads][head_dim] F32. slab: one layer's K (or V) slab of a block,
 // head-major [n_kv_heads][block_tokens][head_dim] of dtype (kF16 or kBF16),
-// so one head's positions are contiguous for attention. Writes the rows of
-// `token_in_block` (= position % block_tokens).
+// so one head's positions are contiguous for attention; or, dtype kQ8_0 (K
+// only), one core/kv_block.h KvQ8Geometry region per head, each row quantized
+// by QuantizeQ8Block. Writes the rows of `token_in_block` (= position % block_tokens).
 void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const float* src, uint8_t* slab,
                   int token_in_block);
 
 // dst[i] = F32ToF16(src[i]), i < n (core/half.h's bits; vectorised).
 void F32RowToF16(const float* src, int64_t n, uint16_t* dst);
 
-// Inverse, for tests and debugging: slab rows -> F32 [n_kv_heads][head_dim].
+// ggml's Q8_0 of the 32 values at x (its quantize_row_q8_0 reference): d = amax /
+// 127, levels[i] = round-half-away-from-zero(x[i] * (1 / d)) in [-127, 127]; d = 0
+// gives levels 0. A block holding a NaN or an infinity gets d = NaN and levels 0
+// (the scores it touches become NaN, as with an F16 cache). Returns d in F32:
+// attention keeps a query's d in F32, the K cache stores F32ToF16(d).
+float QuantizeQ8Block(const float* x, int8_t* levels);
+
+// Inverse, for tests and debugging: slab rows -> F32 [n_kv_heads][head_dim]
+// (Q8_0: level * d).
 void LoadKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const uint8_t* slab,
                  int token_in_block, float* dst);
 

@@ -87,7 +87,7 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
     for (int64_t i = 0; i < n; ++i) {
       const int64_t pos = c.p0 + i;
       KvBlock& block = st.WritableBlock(pos / B);
-      kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, B, k + i * kv_rows, block.Slab(attn_layer, 0),
+      kernels::StoreKvToken(layout.KType(), cfg.n_head_kv, hd, B, k + i * kv_rows, block.Slab(attn_layer, 0),
                             static_cast<int>(pos % B));
       kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, B, v + i * kv_rows, block.Slab(attn_layer, 1),
                             static_cast<int>(pos % B));
@@ -102,6 +102,7 @@ void AttentionBlock(const ForwardChunk& c, const LayerWeights& w, int attn_layer
   }
   kernels::KvView kv;
   kv.dtype = layout.dtype;
+  kv.k_q8 = layout.k_q8;
   kv.block_tokens = B;
   kv.n_kv_heads = cfg.n_head_kv;
   kv.head_dim = hd;

@@ -125,7 +125,7 @@ void Gemma3Attention(const ForwardChunk& c, const LayerWeights& w, int kv_index,
     for (int64_t i = 0; i < n; ++i) {
       const int64_t pos = c.p0 + i;
       KvBlock& block = sliding ? st.WritableSwaBlock(pos / B) : st.WritableBlock(pos / B);
-      kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, B, k + i * kv_rows, block.Slab(kv_index, 0),
+      kernels::StoreKvToken(layout.KType(), cfg.n_head_kv, hd, B, k + i * kv_rows, block.Slab(kv_index, 0),
                             static_cast<int>(pos % B));
       kernels::StoreKvToken(layout.dtype, cfg.n_head_kv, hd, B, v + i * kv_rows, block.Slab(kv_index, 1),
                             static_cast<int>(pos % B));
@@ -144,6 +144,7 @@ void Gemma3Attention(const ForwardChunk& c, const LayerWeights& w, int kv_index,
   }
   kernels::KvView kv;
   kv.dtype = layout.dtype;
+  kv.k_q8 = layout.k_q8;
   kv.block_tokens = B;
   kv.n_kv_heads = cfg.n_head_kv;
   kv.head_dim = hd;

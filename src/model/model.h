@@ -92,8 +92,8 @@ class Model {
   int n_vocab() const { return config_.n_vocab; }
   bool has_mtp() const { return !weights_.mtp.empty(); }
 
-  std::unique_ptr<SequenceState> NewState(DType kv_dtype = DType::kF16) const {
-    return std::make_unique<SequenceState>(config_, kv_dtype);
+  std::unique_ptr<SequenceState> NewState(DType kv_dtype = DType::kF16, bool k_q8 = false) const {
+    return std::make_unique<SequenceState>(config_, kv_dtype, 64, k_q8);
   }
 
   void Forward(SequenceState& state, const ForwardRequest& request, ForwardResult* result,

@@ -42,7 +42,10 @@ struct StateSnapshot {
 
 class SequenceState {
  public:
-  explicit SequenceState(const ModelConfig& config, DType kv_dtype = DType::kF16, int block_tokens = 64);
+  // kv_dtype: F16 or BF16 elements of V (and of K unless k_q8); k_q8: K rows
+  // as Q8_0 (core/kv_block.h's KvQ8Geometry; `--cache-type-k q8_0`).
+  explicit SequenceState(const ModelConfig& config, DType kv_dtype = DType::kF16, int block_tokens = 64,
+                         bool k_q8 = false);
 
   const ModelConfig& config() const { return *config_; }
   const KvLayout& kv_layout() const { return kv_layout_; }

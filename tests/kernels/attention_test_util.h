@@ -8,23 +8,32 @@
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "core/kv_block.h"
 #include "kernels/attention.h"
 #include "kernels/kv_write.h"
 
 namespace cairn::kernels::test {
 
 // A sequence's KV for one layer in paged blocks, filled with random rows:
-// keys uniform in [-2, 2] (scores up to ~|q||k|), values in [-1, 1].
+// keys uniform in [-2, 2] (scores up to ~|q||k|), values in [-1, 1]. k_q8:
+// K as Q8_0 (core/kv_block.h's KvQ8Geometry), V of `dtype`.
 struct PagedKv {
-  PagedKv(DType dtype, int block_tokens, int n_kv_heads, int head_dim, int64_t n_tokens, uint32_t seed) {
+  PagedKv(DType dtype, int block_tokens, int n_kv_heads, int head_dim, int64_t n_tokens, uint32_t seed,
+          bool k_q8 = false) {
     view.dtype = dtype;
+    view.k_q8 = k_q8;
     view.block_tokens = block_tokens;
     view.n_kv_heads = n_kv_heads;
     view.head_dim = head_dim;
     view.n_tokens = n_tokens;
+    KvLayout layout;
+    layout.n_kv_heads = n_kv_heads;
+    layout.head_dim = head_dim;
+    layout.block_tokens = block_tokens;
+    layout.dtype = dtype;
+    layout.k_q8 = k_q8;
     const int64_t n_blocks = (n_tokens + block_tokens - 1) / block_tokens;
-    const size_t slab_bytes = static_cast<size_t>(block_tokens) * n_kv_heads * head_dim * 2;
-    for (int64_t b = 0; b < 2 * n_blocks; ++b) slabs.emplace_back(slab_bytes);
+    for (int64_t b = 0; b < 2 * n_blocks; ++b) slabs.emplace_back(layout.SlabBytes(static_cast<int>(b % 2)));
     for (int64_t b = 0; b < n_blocks; ++b) {
       k_ptrs.push_back(slabs[2 * b].data());
       v_ptrs.push_back(slabs[2 * b + 1].data());
@@ -37,7 +46,8 @@ struct PagedKv {
     for (int64_t pos = 0; pos < n_tokens; ++pos) {
       const int t = static_cast<int>(pos % block_tokens);
       for (float& x : row) x = dist(rng) * 2.0f;
-      StoreKvToken(dtype, n_kv_heads, head_dim, block_tokens, row.data(), slabs[2 * (pos / block_tokens)].data(), t);
+      StoreKvToken(layout.KType(), n_kv_heads, head_dim, block_tokens, row.data(),
+                   slabs[2 * (pos / block_tokens)].data(), t);
       for (float& x : row) x = dist(rng);
       StoreKvToken(dtype, n_kv_heads, head_dim, block_tokens, row.data(), slabs[2 * (pos / block_tokens) + 1].data(),
                    t);

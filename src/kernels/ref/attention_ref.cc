@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/half.h"
+#include "core/kv_block.h"
+#include "kernels/kv_write.h"
 
 namespace cairn::kernels::ref {
 namespace {
@@ -15,6 +18,29 @@ double KvValue(const KvView& kv, const uint8_t* const* blocks, int64_t pos, int 
   // Head-major slab: [kv_head][block_tokens][head_dim].
   const uint16_t h = reinterpret_cast<const uint16_t*>(slab)[(kvh * kv.block_tokens + t) * kv.head_dim + i];
   return kv.dtype == DType::kF16 ? F16ToF32(h) : Bf16ToF32(h);
+}
+
+// Q8_0 K cache (kernels/attention_q8k-inl.h's numeric class): the score of the
+// scaled query, quantized like the kernel's, against the key's levels, as
+// sum_b dq_b * dk_b * isum_b in double.
+double ScoreQ8(const KvView& kv, const float* q_scaled, int64_t pos, int kvh) {
+  const KvQ8Geometry g{kv.block_tokens, kv.head_dim};
+  const uint8_t* region = kv.k_blocks[pos / kv.block_tokens] + kvh * g.RegionBytes();
+  const int64_t j = pos % kv.block_tokens;
+  double s = 0;
+  int8_t levels[KvQ8Geometry::kBlock];
+  for (int b = 0; b < g.Blocks(); ++b) {
+    const float dq = QuantizeQ8Block(q_scaled + b * KvQ8Geometry::kBlock, levels);
+    int64_t isum = 0;
+    for (int i = 0; i < KvQ8Geometry::kBlock; ++i) {
+      const int quad = b * KvQ8Geometry::kBlock / 4 + i / 4;
+      isum += levels[i] * (region[g.QuadOffset(quad, j) + i % 4] - 128);
+    }
+    uint16_t h;
+    std::memcpy(&h, region + g.ScaleOffset(b, j), sizeof h);
+    s += static_cast<double>(dq) * F16ToF32(h) * static_cast<double>(isum);
+  }
+  return s;
 }
 
 }  // namespace
@@ -33,7 +59,10 @@ void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t
       const int kvh = h / group;
       const float* qh = q + r * q_row_stride + h * q_head_stride;
       std::vector<double> s(n);
-      for (int64_t t = 0; t < n; ++t) {
+      std::vector<float> q_scaled(hd);
+      for (int i = 0; i < hd; ++i) q_scaled[i] = qh[i] * p.scale;
+      for (int64_t t = 0; t < n && kv.k_q8; ++t) s[t] = ScoreQ8(kv, q_scaled.data(), t0 + t, kvh);
+      for (int64_t t = 0; t < n && !kv.k_q8; ++t) {
         double dot = 0;
         for (int i = 0; i < hd; ++i) dot += static_cast<double>(qh[i]) * KvValue(kv, kv.k_blocks, t0 + t, kvh, i);
         s[t] = dot * p.scale;

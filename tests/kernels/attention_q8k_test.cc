@@ -1,0 +1,145 @@
+// The Q8_0 K cache (`--cache-type-k q8_0`): the writer stores ggml's Q8_0
+// blocks in core/kv_block.h's KvQ8Geometry; attention over it matches the
+// double-precision reference of its numeric class (kernels/attention_q8k-inl.h)
+// and is exact: one-shot, chunked, token-by-token and verification-shaped
+// calls give the same bits on each SIMD target.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "attention_test_util.h"
+#include "core/half.h"
+#include "core/kv_block.h"
+#include "core/thread_pool.h"
+#include "kernels/attention.h"
+#include "kernels/kv_write.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_kquants.h"
+#include "kernels/ref/attention_ref.h"
+#include "ops_test_util.h"
+
+namespace cairn::kernels {
+namespace {
+
+using test::PagedKv;
+using test::Params;
+
+// Token 7 of a 20-token block (T = 32: padded), two heads of 64: the region's
+// bytes are ggml's quantize_row_q8_0 blocks (levels + 128, d as F16), and
+// LoadKvToken gives level * d back.
+TEST(KvQ8Test, RowsAreGgmlQ8_0Blocks) {
+  const int heads = 2, hd = 64, bt = 20, token = 7;
+  const KvQ8Geometry g{bt, hd};
+  ASSERT_EQ(g.Tokens(), 32);
+  std::vector<float> x = test::RandomVector(heads * hd, -3.0f, 3.0f, 21);
+  for (int i = 32; i < 64; ++i) x[i] = 0.0f;   // an all-zero block: d = 0, levels 0
+  std::vector<uint8_t> slab(static_cast<size_t>(heads * g.RegionBytes()), 0xAB);
+  StoreKvToken(DType::kQ8_0, heads, hd, bt, x.data(), slab.data(), token);
+  std::vector<float> back(x.size());
+  LoadKvToken(DType::kQ8_0, heads, hd, bt, slab.data(), token, back.data());
+  for (int h = 0; h < heads; ++h) {
+    std::vector<BlockQ8_0> want(hd / 32);
+    QuantizeRowQ8_0(x.data() + h * hd, hd, want.data());
+    const uint8_t* region = slab.data() + h * g.RegionBytes();
+    for (int b = 0; b < hd / 32; ++b) {
+      uint16_t d;
+      std::memcpy(&d, region + g.ScaleOffset(b, token), sizeof d);
+      EXPECT_EQ(d, LoadHalfBits(want[b].d)) << "head " << h << " block " << b;
+      for (int i = 0; i < 32; ++i) {
+        const int quad = b * 8 + i / 4;
+        EXPECT_EQ(region[g.QuadOffset(quad, token) + i % 4], static_cast<uint8_t>(want[b].qs[i] + 128));
+        EXPECT_EQ(back[h * hd + b * 32 + i], static_cast<float>(want[b].qs[i]) * F16ToF32(d));
+      }
+    }
+  }
+}
+
+TEST(KvQ8Test, NonFiniteBlockGetsNaNScaleAndZeroLevels) {
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::vector<float> x(32, 1.0f);
+    x[5] = bad;
+    int8_t levels[32];
+    EXPECT_TRUE(std::isnan(QuantizeQ8Block(x.data(), levels)));
+    for (int8_t l : levels) EXPECT_EQ(l, 0);
+  }
+}
+
+// Tolerance 2e-5 against the reference of the same class (same quantized
+// integers; the kernel rounds dq * dk and its F32 chain per pair, the reference
+// works in double), as for the F16 cache. Against the F16 cache's exact
+// scores the class differs by the quantization of q and k: bounded here by
+// 0.05 on outputs in [-1, 1] for these random rows (scores up to ~10).
+TEST(AttentionQ8KTest, MatchesReference) {
+  struct Case { DType v; int heads, kv_heads, hd, block; int64_t rows, pos0; };
+  const bool big = !test::Sanitized();
+  const std::vector<Case> cases = {
+      {DType::kF16, 4, 2, 64, 16, 5, 0},         // prefill from 0, partial last block
+      {DType::kBF16, 8, 2, 128, 64, 3, 37},      // GQA 4, continuation rows
+      {DType::kF16, 8, 2, 256, 20, 1, 100},      // Qwen3.5 shape, T padded to 32, decode
+      {DType::kF16, 4, 1, 64, 64, 40, big ? 2200 : 600},   // > 1 partition (2048)
+  };
+  for (const Case& c : cases) {
+    PagedKv kv(c.v, c.block, c.kv_heads, c.hd, c.pos0 + c.rows, 7, /*k_q8=*/true);
+    PagedKv f16(c.v, c.block, c.kv_heads, c.hd, c.pos0 + c.rows, 7);
+    const AttentionParams p = Params(c.heads, c.kv_heads, c.hd);
+    const std::vector<float> q = test::RandomVector(c.rows * c.heads * c.hd, -1.0f, 1.0f, 8);
+    std::vector<float> want(q.size()), exact(q.size());
+    ref::Attention(p, q.data(), c.rows, c.pos0, kv.view, want.data());
+    ref::Attention(p, q.data(), c.rows, c.pos0, f16.view, exact.data());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(want[i], exact[i], 0.05f) << i;
+    test::ForEachTarget([&] {
+      for (int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        std::vector<float> got(q.size());
+        Attention(p, q.data(), c.rows, c.pos0, kv.view, got.data(), pool);
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-5f) << i << " hd " << c.hd;
+      }
+    });
+  }
+}
+
+// EXACTNESS at the Qwen3.5 shape (GQA 4, head dim 256) over two partitions:
+// one-shot prefill (1 thread), random chunks (2 threads), token-by-token
+// decode of the tail (split-KV) and a 5-row verification batch give the same
+// bits, on every target (the scores are the same on all targets; the softmax
+// sums, as with the F16 cache, follow the target's vector width). Blocks of
+// 64 and of 20 tokens (T padded).
+TEST(AttentionQ8KTest, BitIdenticalAcrossSplitsAndThreads) {
+  const int heads = 8, kvh = 2, hd = 256;
+  for (const int block : {64, 20}) {
+    // Two partitions with 64-token blocks; the padded blocks in one.
+    const int64_t n = test::Sanitized() ? 300 : block == 64 ? 2100 : 600;
+    PagedKv kv(DType::kF16, block, kvh, hd, n, 11, /*k_q8=*/true);
+    const AttentionParams p = Params(heads, kvh, hd);
+    const std::vector<float> q = test::RandomVector(n * heads * hd, -1.5f, 1.5f, 12);
+    const int64_t row = heads * hd;
+    test::ForEachTarget([&] {
+      std::vector<float> one(q.size()), chunked(q.size()), decode(q.size());
+      ThreadPool pool1(1), pool2(2);
+      Attention(p, q.data(), n, 0, kv.view, one.data(), pool1);
+      std::mt19937 rng(5);
+      for (int64_t i = 0; i < n;) {
+        const int64_t len = std::min<int64_t>(1 + rng() % 97, n - i);
+        Attention(p, q.data() + i * row, len, i, kv.view, chunked.data() + i * row, pool2);
+        i += len;
+      }
+      EXPECT_TRUE(test::BitEqual(one.data(), chunked.data(), q.size())) << "block " << block;
+      const int64_t tail = 24;
+      Attention(p, q.data(), n - tail, 0, kv.view, decode.data(), pool2);
+      for (int64_t i = n - tail; i < n; ++i) {
+        Attention(p, q.data() + i * row, 1, i, kv.view, decode.data() + i * row, pool2);
+      }
+      EXPECT_TRUE(test::BitEqual(one.data(), decode.data(), q.size())) << "block " << block;
+      std::vector<float> verify(5 * row);
+      Attention(p, q.data() + (n - 5) * row, 5, n - 5, kv.view, verify.data(), pool2);
+      EXPECT_TRUE(test::BitEqual(one.data() + (n - 5) * row, verify.data(), verify.size())) << "block " << block;
+    });
+  }
+}
+
+}  // namespace
+}  // namespace cairn::kernels
