@@ -45,6 +45,7 @@ struct BenchArgs {
   int64_t fill_prompt_tokens = 1024;
   int threads = 0;
   bool profile = false;
+  bool k_q8 = false;
   double bandwidth_gb = 1.0;   // GB (1e9 bytes) summed per bandwidth pass
   int bandwidth_passes = 5;
   int64_t paired_steps = 16;
@@ -140,6 +141,7 @@ void RunBench(const BenchArgs& args) {
   options.depth_fill = args.depth_fill == "copy" ? bench::DepthFill::kCopy : bench::DepthFill::kPrefill;
   options.fill_prompt_tokens = args.fill_prompt_tokens;
   options.profile = args.profile;
+  options.k_q8 = args.k_q8;
   options.seed = args.seed;
   options.on_phase = PrintPhase;
   std::unique_ptr<bench::BandwidthProbe> paired_probe;
@@ -159,7 +161,7 @@ void RunBench(const BenchArgs& args) {
       bench::MeasureReadBandwidth(pool, static_cast<size_t>(args.bandwidth_gb * 1e9), args.bandwidth_passes);
   const double load_end = bench::LoadAverage1();
 
-  const bench::DecodeBytes db = bench::CountDecodeBytes(*m);
+  const bench::DecodeBytes db = bench::CountDecodeBytes(*m, args.k_q8);
   const size_t layer_matrix_bytes = db.layer_weights;  // small F32 vectors included (< 0.1%)
   std::printf("## cairn bench: %s\n\n", args.model_path.c_str());
   std::printf("- model: %s\n", m->config().Describe().c_str());
@@ -269,6 +271,7 @@ const CommandRegistration kRegistration{"bench", 80, [](CLI::App& app) {
   cmd->add_option("--narrow-to", args->narrow_to,
                   "Re-encode matrices wider than this type at load, as --draft-quant does for a draft model");
   cmd->add_flag("--profile", args->profile, "Time split by category (matmul, attention, ...)");
+  AddCacheTypeKOption(cmd, &args->k_q8);
   cmd->add_option("--bandwidth-gb", args->bandwidth_gb, "GB summed per bandwidth pass")->capture_default_str();
   cmd->add_option("--bandwidth-passes", args->bandwidth_passes, "Timed bandwidth passes")->capture_default_str();
   cmd->add_option("--paired-steps", args->paired_steps,

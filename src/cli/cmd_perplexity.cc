@@ -38,6 +38,7 @@ struct PerplexityArgs {
   int chunks = -1;  // -1: all
   int threads = 0;
   std::string kv_type = "f16";
+  bool k_q8 = false;
 };
 
 std::string ReadAll(const std::string& path) {
@@ -64,7 +65,7 @@ void Run(const PerplexityArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t bos = tok.add_bos() ? tok.bos() : -1;
   const model::PerplexityResult r =
-      model::Perplexity(*model, tokens, args.ctx, args.chunks, bos, kv, pool, [](int chunk, double ppl) {
+      model::Perplexity(*model, tokens, args.ctx, args.chunks, bos, kv, args.k_q8, pool, [](int chunk, double ppl) {
     std::printf("[%d]%.4f,", chunk + 1, ppl);
     std::fflush(stdout);
   });
@@ -83,6 +84,7 @@ const CommandRegistration kRegistration{"perplexity", 330, [](CLI::App& app) {
   cmd->add_option("--chunks", args->chunks, "Chunks to score at most (-1 = all)")->capture_default_str();
   cmd->add_option("-t,--threads", args->threads, "Threads (0 = all cores)");
   cmd->add_option("--kv-type", args->kv_type, "KV cache type: f16 (llama.cpp's default) or bf16")->capture_default_str();
+  AddCacheTypeKOption(cmd, &args->k_q8);
   cmd->callback([args] { Run(*args); });
 }};
 

@@ -134,6 +134,7 @@ const CommandRegistration kRegistration{"run", 20, [](CLI::App& app) {
   cmd->add_flag("--no-thinking", args->no_thinking, "Pass enable_thinking=false to the chat template");
   cmd->add_option("--ctx", args->engine.context, "Context window in tokens (0 = model default, capped at 65536)");
   cmd->add_option("-t,--threads", args->engine.threads, "Threads (0 = all cores)");
+  AddCacheTypeKOption(cmd, &args->engine.k_q8);
   cmd->add_flag("--no-prefix-cache", [args](int64_t) { args->engine.prefix_cache = false; }, "Disable the prefix cache");
   cmd->add_option("--spec", args->engine.spec_mode, "Speculative mode: lookup|draft|mtp|baseline|auto")
       ->capture_default_str();

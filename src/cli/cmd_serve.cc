@@ -151,6 +151,7 @@ const CommandRegistration kRegistration{"serve", 10, [](CLI::App& app) {
   cmd->add_option("--port", args->server.port, "TCP port")->capture_default_str();
   cmd->add_option("--ctx", args->engine.context, "Context window in tokens (0 = model default, capped at 65536)");
   cmd->add_option("-t,--threads", args->engine.threads, "Compute threads (0 = all cores)");
+  AddCacheTypeKOption(cmd, &args->engine.k_q8);
   cmd->add_option("--api-key", args->server.api_key,
                   "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (except /health)");
   cmd->add_flag("--no-prompt-normalize", [args](int64_t) { args->server.prompt_normalize = false; },

@@ -21,4 +21,7 @@ struct CommandRegistration {
 
 void SetExitCode(int code);
 
+// Adds --cache-type-k f16|q8_0 to `cmd`, storing q8_0 as *k_q8 = true (cache_type_option.cc).
+CLI::Option* AddCacheTypeKOption(CLI::App* cmd, bool* k_q8);
+
 }  // namespace cairn::cli

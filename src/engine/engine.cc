@@ -69,6 +69,7 @@ cache::disk::PackIdentity DiskIdentity(const model::Model& model, const cache::d
                           "checkpointed={}",
                           model.config().arch_name, g.kv.n_attn_layers, g.kv.n_kv_heads, g.kv.head_dim,
                           static_cast<int>(g.kv.dtype), g.kv.block_tokens, g.snapshot_bytes, g.checkpointed);
+  if (g.kv.k_q8) id.layout += " k=q8_0";   // (F16 caches keep their identity)
   // Kernels on every target match the scalar reference bit for bit (tests/kernels),
   // but the disk never stakes an answer on that: state from another target is a miss.
   id.target = kernels::ActiveTargetName();
@@ -103,7 +104,7 @@ std::unique_ptr<Engine> Engine::Create(const EngineOptions& options) {
                                                        token_text(vocab.eos), std::move(prompt_options));
   e->context_ = options.context > 0 ? options.context : std::min<int64_t>(cfg.n_ctx_train, 65536);
   e->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : ThreadPool::DefaultThreadCount());
-  e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype);
+  e->state_ = std::make_unique<model::SequenceState>(cfg, options.kv_dtype, 64, options.k_q8);
   if (cfg.checkpointed()) e->snapshot_bytes_ = e->state_->SnapshotRecurrent()->bytes();
   if (!options.draft_model_path.empty()) {
     model::Model::LoadOptions draft_load = load;

@@ -13,6 +13,7 @@ struct EngineOptions {
   int threads = 0;                  // 0 = all cores
   int64_t context = 0;              // max tokens per sequence; 0 = min(model's, 65536)
   DType kv_dtype = DType::kF16;
+  bool k_q8 = false;                // --cache-type-k q8_0: K rows as Q8_0 (core/kv_block.h)
   bool verbose = false;             // load progress and logs
 
   // Prefix cache.

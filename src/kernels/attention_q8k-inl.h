@@ -97,11 +97,21 @@ HWY_INLINE void ScoreKeysQ8(const QueriesQ8& q, int64_t i0, const uint8_t* regio
   hn::Vec<DQ8> acc[kQ * kG];
   for (auto& a : acc) a = hn::Zero(df);
   for (int b = 0; b < q.nb; ++b) {
-    // Both sums start at 0: ReorderWidenMulAccumulate may put a pair's two
-    // products in different lanes of sum0 (NEON, SVE), which
-    // RearrangeToOddPlusEven adds, so a start value would count twice.
+    // VNNI: the sums start at the correction. Otherwise at 0:
+    // ReorderWidenMulAccumulate may put a pair's two products in different
+    // lanes of sum0 (NEON, SVE), which RearrangeToOddPlusEven adds, so a start
+    // value would count twice; the correction is added after.
     VI sum0[kQ * kG], sum1[kQ * kG];
-    for (int a = 0; a < kQ * kG; ++a) sum0[a] = sum1[a] = hn::Zero(di);
+    for (int i = 0; i < kQ; ++i) {
+      for (int k = 0; k < kG; ++k) {
+#if HWY_TARGET == HWY_AVX3_DL
+        sum0[i * kG + k] = hn::Set(di, q.corr[(i0 + i) * q.nb + b]);
+#else
+        sum0[i * kG + k] = hn::Zero(di);
+#endif
+        sum1[i * kG + k] = hn::Zero(di);
+      }
+    }
     for (int t = 0; t < KvQ8Geometry::kBlock / 4; ++t) {
       const uint8_t* quads = region + g.QuadOffset(b * (KvQ8Geometry::kBlock / 4) + t, j0);
 #if HWY_TARGET == HWY_AVX3_DL
@@ -138,8 +148,12 @@ HWY_INLINE void ScoreKeysQ8(const QueriesQ8& q, int64_t i0, const uint8_t* regio
       const auto dk = hn::PromoteTo(
           df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(region + g.ScaleOffset(b, j0 + n * k))));
       for (int i = 0; i < kQ; ++i) {
+#if HWY_TARGET == HWY_AVX3_DL
+        const auto isum = sum0[i * kG + k];
+#else
         const auto isum = hn::Add(hn::RearrangeToOddPlusEven(sum0[i * kG + k], sum1[i * kG + k]),
                                   hn::Set(di, q.corr[(i0 + i) * q.nb + b]));
+#endif
         const auto f = hn::Mul(hn::Set(df, q.d[(i0 + i) * q.nb + b]), dk);
         acc[i * kG + k] = hn::MulAdd(f, hn::ConvertTo(df, isum), acc[i * kG + k]);
       }

@@ -21,7 +21,7 @@ double NegLogProb(const float* logits, int64_t n_vocab, int32_t target) {
 }  // namespace
 
 PerplexityResult Perplexity(const Model& model, std::span<const int32_t> tokens, int ctx, int max_chunks,
-                            int32_t bos, DType kv_dtype, ThreadPool& pool,
+                            int32_t bos, DType kv_dtype, bool k_q8, ThreadPool& pool,
                             const std::function<void(int, double)>& on_chunk) {
   if (ctx < 4) Fail("perplexity: ctx {} is too small", ctx);
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -39,7 +39,7 @@ PerplexityResult Perplexity(const Model& model, std::span<const int32_t> tokens,
     std::copy(tokens.begin() + static_cast<int64_t>(i) * ctx, tokens.begin() + static_cast<int64_t>(i + 1) * ctx,
               chunk.begin());
     if (bos >= 0) chunk[0] = bos;
-    auto state = model.NewState(kv_dtype);
+    auto state = model.NewState(kv_dtype, k_q8);
     ForwardRequest req;
     req.tokens = chunk;
     req.all_logits = true;

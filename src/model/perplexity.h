@@ -25,7 +25,7 @@ struct PerplexityResult {
 // chunk (pass -1 when the vocabulary does not add BOS). Needs >= 2 * ctx
 // tokens. on_chunk(i, running_ppl) after each chunk.
 PerplexityResult Perplexity(const Model& model, std::span<const int32_t> tokens, int ctx, int max_chunks,
-                            int32_t bos, DType kv_dtype, ThreadPool& pool,
+                            int32_t bos, DType kv_dtype, bool k_q8, ThreadPool& pool,
                             const std::function<void(int chunk, double running_ppl)>& on_chunk = {});
 
 }  // namespace cairn::model

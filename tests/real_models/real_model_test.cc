@@ -221,7 +221,7 @@ TEST_P(RealModelTest, PerplexityMatchesLlamaPerplexity) {
   const int chunks = full ? golden.at("chunks").get<int>()
                           : std::min<int>(static_cast<int>(running.size()), m.quick_ppl_chunks);
   const model::PerplexityResult r = model::Perplexity(*model, tokens, golden.at("ctx").get<int>(), chunks,
-                                                      tok.add_bos() ? tok.bos() : -1, DType::kF16, pool);
+                                                      tok.add_bos() ? tok.bos() : -1, DType::kF16, /*k_q8=*/false, pool);
   const double want = running.at(static_cast<size_t>(chunks) - 1);
   std::printf("%s: PPL Cairn %.4f, llama.cpp %.4f (%+.3f%%), %d chunks of %d\n", m.name, r.ppl, want,
               100.0 * (r.ppl / want - 1.0), r.chunks, golden.at("ctx").get<int>());

@@ -72,6 +72,7 @@ void ReplicateKv(SequenceState& state, int64_t depth) {
   const int64_t n0 = state.n_tokens();
   const int64_t full_blocks = n0 / B;
   if (full_blocks < 1) Fail("--depth-fill copy needs at least {} prefilled tokens (got {})", B, n0);
+  if (layout.k_q8) Fail("--depth-fill copy copies F16 / BF16 rows: use --depth-fill prefill with --cache-type-k q8_0");
   // Slabs are head-major ([kv_head][block_tokens][head_dim]): copy each head's run.
   const size_t row_bytes = static_cast<size_t>(layout.head_dim) * layout.ElemBytes();
   const size_t head_bytes = static_cast<size_t>(B) * row_bytes;
@@ -98,7 +99,7 @@ void ReplicateKv(SequenceState& state, int64_t depth) {
 
 }  // namespace
 
-DecodeBytes CountDecodeBytes(const Model& model) {
+DecodeBytes CountDecodeBytes(const Model& model, bool k_q8) {
   const ModelConfig& cfg = model.config();
   const ModelWeights& w = model.weights();
   constexpr size_t kF32 = sizeof(float);
@@ -121,8 +122,12 @@ DecodeBytes CountDecodeBytes(const Model& model) {
   }
   b.output_head = MatrixBytes(w.output) + E * kF32;  // + output_norm
   b.embed_row = w.token_embd.row_stride_bytes;
-  constexpr size_t kKvElemBytes = 2;  // F16 / BF16 cache
-  b.kv_per_token = static_cast<size_t>(cfg.n_attn_layers()) * cfg.n_head_kv * cfg.head_dim * kKvElemBytes * 2;
+  KvLayout kv;   // as SequenceState lays it out
+  kv.n_attn_layers = cfg.n_attn_layers();
+  kv.n_kv_heads = cfg.n_head_kv;
+  kv.head_dim = cfg.head_dim;
+  kv.k_q8 = k_q8;
+  b.kv_per_token = kv.BytesPerToken();
   if (cfg.is_hybrid()) {
     const size_t per_layer = static_cast<size_t>(cfg.ssm_conv_kernel - 1) * cfg.conv_dim() +
                              static_cast<size_t>(cfg.ssm_n_v_heads) * cfg.ssm_d_state * cfg.ssm_d_state;
@@ -142,7 +147,7 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
   prof::SetEnabled(options.profile);
   const int threads = pool.num_threads();
   const int n_vocab = model.n_vocab();
-  const DecodeBytes decode_bytes = CountDecodeBytes(model);
+  const DecodeBytes decode_bytes = CountDecodeBytes(model, options.k_q8);
   std::mt19937_64 rng(options.seed);
 
   // (length, kind) with kind 0 = prompt, 1 = decode depth; prompts first on ties.
@@ -159,17 +164,17 @@ BenchResult RunModelBench(const Model& model, const BenchOptions& options, Threa
   // weights (minor faults), which would otherwise be charged to the first phase.
   {
     if (options.on_phase) options.on_phase("warm-up (untimed)", 1);
-    std::unique_ptr<SequenceState> state = model.NewState();
+    std::unique_ptr<SequenceState> state = model.NewState(DType::kF16, options.k_q8);
     Prefill(model, *state, RandomTokens(rng, 1, n_vocab), options.chunk_tokens, pool);
   }
 
   BenchResult out;
-  std::unique_ptr<SequenceState> running = model.NewState();  // continued from depth to depth
+  std::unique_ptr<SequenceState> running = model.NewState(DType::kF16, options.k_q8);  // continued from depth to depth
   int64_t real_tokens = 0;   // leading positions of `running` computed by a real prefill
   for (const auto& [length, kind] : events) {
     if (kind == 0) {
       if (options.on_phase) options.on_phase("prefill", length);
-      std::unique_ptr<SequenceState> state = model.NewState();
+      std::unique_ptr<SequenceState> state = model.NewState(DType::kF16, options.k_q8);
       const std::vector<int32_t> tokens = RandomTokens(rng, length, n_vocab);
       PhaseClock clock;
       Prefill(model, *state, tokens, options.chunk_tokens, pool);

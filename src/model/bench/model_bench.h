@@ -42,6 +42,7 @@ struct BenchOptions {
   DepthFill depth_fill = DepthFill::kPrefill;
   int64_t fill_prompt_tokens = 1024;   // kCopy: tokens really prefilled (>= one KV block)
   bool profile = false;
+  bool k_q8 = false;   // --cache-type-k q8_0 (core/kv_block.h)
   uint64_t seed = 1;
   // Paired measurement (when probe != nullptr): after the timed decode steps,
   // paired_steps more steps from the same depth, each preceded by one probe
@@ -70,7 +71,7 @@ struct DecodeBytes {
            kv_per_token * static_cast<size_t>(depth + 2);
   }
 };
-DecodeBytes CountDecodeBytes(const Model& model);
+DecodeBytes CountDecodeBytes(const Model& model, bool k_q8 = false);
 
 struct PhaseTiming {
   int64_t tokens = 0;         // tokens processed in the timed part
