@@ -22,8 +22,9 @@ struct Arch {
   bool mtp;
 };
 
-std::unique_ptr<Engine> MakeEngine(const Arch& arch) {
+std::unique_ptr<Engine> MakeEngine(const Arch& arch, bool k_q8 = false) {
   EngineOptions o;
+  o.k_q8 = k_q8;
   o.model_path = test::TinyModelPath(arch.name, DType::kF32, arch.mtp);
   o.draft_model_path = test::TinyModelPath("qwen3", DType::kF32, false, /*seed=*/2);
   o.threads = 2;
@@ -364,6 +365,42 @@ TEST(EngineSpecModes, UnavailableModesAreRequestErrors) {
   EXPECT_NE(engine->MetricsText().find("cairn_spec_accepted_per_round_bucket"), std::string::npos);
   o.spec_mode = "mtp";
   EXPECT_THROW(Engine::Create(o), Error);
+}
+
+// --cache-type-k q8_0 is its own numeric class (kernels/attention_q8k-inl.h),
+// and within it the same guarantee holds: every speculative mode, cold, after
+// a hit and on a multi-turn hit, gives the cold plain decode's tokens.
+TEST(EngineLosslessQ8K, EveryModeColdCachedAndMultiTurnMatchCold) {
+  for (const Arch& arch : {Arch{"qwen35", true}, Arch{"qwen3", false}}) {
+    const std::unique_ptr<Engine> engine = MakeEngine(arch, /*k_q8=*/true);
+    const Json turn1 = Conversation(1);
+    const GenerationResult reference = Generate(*engine, turn1, "baseline", /*use_cache=*/false);
+    ASSERT_EQ(reference.completion_ids.size(), 24u);
+    std::vector<std::string> modes = {"lookup", "draft"};
+    if (arch.mtp) modes.push_back("mtp");
+    for (const std::string& mode : modes) {
+      EXPECT_EQ(Generate(*engine, turn1, mode, false).completion_ids, reference.completion_ids) << arch.name << mode;
+      Generate(*engine, turn1, mode, true);
+      const GenerationResult warm = Generate(*engine, turn1, mode, true);
+      EXPECT_EQ(warm.completion_ids, reference.completion_ids) << arch.name << " " << mode << " after a hit";
+      EXPECT_GT(warm.cached_tokens, 0) << arch.name << " " << mode;
+      Generate(*engine, Conversation(2), mode, true);
+      const GenerationResult cold3 = Generate(*engine, Conversation(3), "baseline", false);
+      const GenerationResult hit3 = Generate(*engine, Conversation(3), mode, true);
+      EXPECT_EQ(hit3.completion_ids, cold3.completion_ids) << arch.name << " " << mode;
+      EXPECT_GT(hit3.cached_tokens, 0) << arch.name << " " << mode;
+    }
+  }
+}
+
+// Sliding-window models keep an F16 K cache: asking for q8_0 is a clear error.
+TEST(EngineLosslessQ8K, SlidingWindowModelRefusesIt) {
+  try {
+    MakeEngine(Arch{"gemma3", false}, /*k_q8=*/true);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--cache-type-k q8_0"), std::string::npos) << e.what();
+  }
 }
 
 // Under the sanitizers (CAIRN_SANITIZED=1, 5-10x slower) only the hybrid
