@@ -19,7 +19,8 @@
 // keys: a 32-bit lane holds one key's 4 levels of a quad, so there are no
 // horizontal reductions. AVX3_DL adds a quad with one vpdpbusd (the query's 4
 // levels broadcast); other targets split the bytes into int16 pairs and use
-// ReorderWidenMulAccumulate (pmaddwd on x86); HWY_SCALAR runs the scalar loop.
+// ReorderWidenMulAccumulate (pmaddwd on x86); HWY_SCALAR, SVE and RVV run the
+// scalar loop (correct, slow: not yet measured on such a machine).
 #if defined(CAIRN_KERNELS_ATTENTION_Q8K_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef CAIRN_KERNELS_ATTENTION_Q8K_INL_H_
 #undef CAIRN_KERNELS_ATTENTION_Q8K_INL_H_
@@ -52,8 +53,8 @@ struct QueriesQ8 {
 };
 
 // The canonical score of query i against key j of a region (the file comment's
-// formula, one pair at a time): HWY_SCALAR's kernel, and the fallback for
-// vectors whose lane count does not divide 16 (SVE at 384 bits).
+// formula, one pair at a time): the kernel of HWY_SCALAR and of the scalable
+// targets (SVE, RVV; see below).
 HWY_INLINE float ScoreQ8Pair(const QueriesQ8& q, int64_t i, const uint8_t* region, const KvQ8Geometry& g,
                              int64_t j) {
   float s = 0.0f;
@@ -71,7 +72,9 @@ HWY_INLINE float ScoreQ8Pair(const QueriesQ8& q, int64_t i, const uint8_t* regio
   return s;
 }
 
-#if HWY_TARGET != HWY_SCALAR
+// The vector kernels keep their sums in arrays of vectors, which sizeless
+// vector types (SVE, RVV) cannot form: those targets run the scalar loop.
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
 
 // Keys as lanes: at most 16, so a vector never leaves a region (T is a multiple of 16).
 using DQ8 = hn::CappedTag<float, 16>;
@@ -188,7 +191,7 @@ HWY_INLINE void ScoreQueriesQ8(const QueriesQ8& q, int64_t i0, const uint8_t* re
   }
 }
 
-#endif  // HWY_TARGET != HWY_SCALAR
+#endif  // HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
 
 // Scores of queries [0, nq) against the region's keys [0, nk) into
 // s[i * s_stride + j]; may write up to the next multiple of 16 keys (the
@@ -196,7 +199,7 @@ HWY_INLINE void ScoreQueriesQ8(const QueriesQ8& q, int64_t i0, const uint8_t* re
 template <class Prefetch>
 void ScoresQ8(const QueriesQ8& q, int64_t nq, const uint8_t* region, const KvQ8Geometry& g, int64_t nk, float* s,
               int64_t s_stride, const Prefetch& prefetch) {
-#if HWY_TARGET != HWY_SCALAR
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
   if (16 % hn::Lanes(DQ8()) == 0) {
     const Prefetch* pf = &prefetch;
     int64_t i = 0;
