@@ -1,5 +1,6 @@
-// Causal multi-row attention over the paged F16/BF16 KV cache, with online
-// softmax (flash-style), GQA, and deterministic split-KV for decode.
+// Causal multi-row attention over the paged F16/BF16 KV cache (or a Q8_0 K
+// cache, KvView::k_q8: integer scores, kernels/attention_q8k-inl.h, docs/kv-cache-q8.md),
+// with online softmax (flash-style), GQA, and deterministic split-KV for decode.
 //
 // EXACTNESS. The output of a query row at absolute position p depends only on
 // (q row, K/V of positions [0, p], block_tokens, SIMD target): keys are
@@ -13,7 +14,8 @@
 // same. Tested bit-for-bit (tests/kernels/attention_*_test.cc).
 //
 // Canonical arithmetic (attention.cc has the formulas), per (query, key) and
-// per output element, never per micro-tile:
+// per output element, never per micro-tile (the Q8_0 K cache's score:
+// attention_q8k-inl.h; the rest is the same):
 //   score  q.k: q pre-multiplied by scale (one rounding per element); lane i
 //          of one vector accumulator is the FMA chain over d = i, i + N, ...
 //          ascending (N = lanes of the target), the lanes are summed by one
