@@ -9,8 +9,10 @@
 
 #include "core/aligned_buffer.h"
 #include "core/kv_block.h"
+#include "core/thread_pool.h"
 #include "kernels/attention.h"
 #include "kernels/kv_write.h"
+#include "ops_test_util.h"
 
 namespace cairn::kernels::test {
 
@@ -57,6 +59,20 @@ struct PagedKv {
   std::vector<const uint8_t*> k_ptrs, v_ptrs;
   KvView view;
 };
+
+// Attention of q's rows on every target with 1 and 2 threads, each output
+// within `tolerance` of want's (a reference's).
+inline void ExpectEveryTargetNear(const AttentionParams& p, const std::vector<float>& q, int64_t rows, int64_t pos0,
+                                  const KvView& kv, const std::vector<float>& want, float tolerance) {
+  ForEachTarget([&] {
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      std::vector<float> got(q.size());
+      Attention(p, q.data(), rows, pos0, kv, got.data(), pool);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tolerance) << i << " hd " << p.head_dim;
+    }
+  });
+}
 
 inline AttentionParams Params(int n_heads, int n_kv_heads, int hd) {
   AttentionParams p;
