@@ -109,28 +109,8 @@ TEST(AttentionQ8KTest, BitIdenticalAcrossSplitsAndThreads) {
     PagedKv kv(DType::kF16, block, kvh, hd, n, 11, /*k_q8=*/true);
     const AttentionParams p = Params(heads, kvh, hd);
     const std::vector<float> q = test::RandomVector(n * heads * hd, -1.5f, 1.5f, 12);
-    const int64_t row = heads * hd;
-    test::ForEachTarget([&] {
-      std::vector<float> one(q.size()), chunked(q.size()), decode(q.size());
-      ThreadPool pool1(1), pool2(2);
-      Attention(p, q.data(), n, 0, kv.view, one.data(), pool1);
-      std::mt19937 rng(5);
-      for (int64_t i = 0; i < n;) {
-        const int64_t len = std::min<int64_t>(1 + rng() % 97, n - i);
-        Attention(p, q.data() + i * row, len, i, kv.view, chunked.data() + i * row, pool2);
-        i += len;
-      }
-      EXPECT_TRUE(test::BitEqual(one.data(), chunked.data(), q.size())) << "block " << block;
-      const int64_t tail = 24;
-      Attention(p, q.data(), n - tail, 0, kv.view, decode.data(), pool2);
-      for (int64_t i = n - tail; i < n; ++i) {
-        Attention(p, q.data() + i * row, 1, i, kv.view, decode.data() + i * row, pool2);
-      }
-      EXPECT_TRUE(test::BitEqual(one.data(), decode.data(), q.size())) << "block " << block;
-      std::vector<float> verify(5 * row);
-      Attention(p, q.data() + (n - 5) * row, 5, n - 5, kv.view, verify.data(), pool2);
-      EXPECT_TRUE(test::BitEqual(one.data() + (n - 5) * row, verify.data(), verify.size())) << "block " << block;
-    });
+    SCOPED_TRACE(block);
+    test::ExpectSplitInvariant(p, q, n, kv.view);
   }
 }
 

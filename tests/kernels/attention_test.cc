@@ -78,38 +78,16 @@ TEST(AttentionTest, StridedQueries) {
   EXPECT_TRUE(test::BitEqual(a.data(), b.data(), a.size()));
 }
 
-// EXACTNESS: one-shot prefill (1 thread), random chunking (2 threads), and
+// EXACTNESS: one-shot prefill (1 thread), random chunking (2 threads),
 // token-by-token decode of the tail (2 threads and one KV head: the split-KV
-// path, over 2 partitions) give bit-identical rows.
+// path, over 2 partitions) and a verification batch give bit-identical rows.
 TEST(AttentionTest, BitIdenticalAcrossSplitsAndThreads) {
   const int heads = 2, kvh = 1, hd = 64, block = 32;
   const int64_t n = test::Sanitized() ? 300 : 2100;
   PagedKv kv(DType::kBF16, block, kvh, hd, n, 11);
   const AttentionParams p = Params(heads, kvh, hd);
   const std::vector<float> q = test::RandomVector(n * heads * hd, -1.5f, 1.5f, 12);
-  const int64_t row = heads * hd;
-  test::ForEachTarget([&] {
-    std::vector<float> one(q.size()), chunked(q.size()), decode(q.size());
-    ThreadPool pool1(1), pool2(2);
-    Attention(p, q.data(), n, 0, kv.view, one.data(), pool1);
-    std::mt19937 rng(5);
-    for (int64_t i = 0; i < n;) {
-      const int64_t len = std::min<int64_t>(1 + rng() % 97, n - i);
-      Attention(p, q.data() + i * row, len, i, kv.view, chunked.data() + i * row, pool2);
-      i += len;
-    }
-    EXPECT_TRUE(test::BitEqual(one.data(), chunked.data(), q.size()));
-    const int64_t tail = 24;
-    Attention(p, q.data(), n - tail, 0, kv.view, decode.data(), pool2);
-    for (int64_t i = n - tail; i < n; ++i) {
-      Attention(p, q.data() + i * row, 1, i, kv.view, decode.data() + i * row, pool2);
-    }
-    EXPECT_TRUE(test::BitEqual(one.data(), decode.data(), q.size()));
-    // Speculative-verification shape: 5 rows at the end.
-    std::vector<float> verify(5 * row);
-    Attention(p, q.data() + (n - 5) * row, 5, n - 5, kv.view, verify.data(), pool2);
-    EXPECT_TRUE(test::BitEqual(one.data() + (n - 5) * row, verify.data(), verify.size()));
-  });
+  test::ExpectSplitInvariant(p, q, n, kv.view);
 }
 
 // Sliding window (gemma3): matches the windowed naive reference, with the

@@ -2,6 +2,7 @@
 // in paged blocks filled with random rows, and GQA parameters.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -71,6 +72,34 @@ inline void ExpectEveryTargetNear(const AttentionParams& p, const std::vector<fl
       Attention(p, q.data(), rows, pos0, kv, got.data(), pool);
       for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tolerance) << i << " hd " << p.head_dim;
     }
+  });
+}
+
+// EXACTNESS, on every target: the n rows of q (positions 0..n-1) computed in
+// one call (1 thread), in random chunks (2 threads), with the last 24 rows
+// token by token (decode: split-KV) and the last 5 as one verification batch
+// (2 threads) give the same bits.
+inline void ExpectSplitInvariant(const AttentionParams& p, const std::vector<float>& q, int64_t n,
+                                 const KvView& kv) {
+  const int64_t row = static_cast<int64_t>(p.n_heads) * p.head_dim;
+  ForEachTarget([&] {
+    std::vector<float> one(q.size()), chunked(q.size()), decode(q.size());
+    ThreadPool pool1(1), pool2(2);
+    Attention(p, q.data(), n, 0, kv, one.data(), pool1);
+    std::mt19937 rng(5);
+    for (int64_t i = 0; i < n;) {
+      const int64_t len = std::min<int64_t>(1 + rng() % 97, n - i);
+      Attention(p, q.data() + i * row, len, i, kv, chunked.data() + i * row, pool2);
+      i += len;
+    }
+    EXPECT_TRUE(BitEqual(one.data(), chunked.data(), q.size())) << "chunked";
+    const int64_t tail = 24;
+    Attention(p, q.data(), n - tail, 0, kv, decode.data(), pool2);
+    for (int64_t i = n - tail; i < n; ++i) Attention(p, q.data() + i * row, 1, i, kv, decode.data() + i * row, pool2);
+    EXPECT_TRUE(BitEqual(one.data(), decode.data(), q.size())) << "decode";
+    std::vector<float> verify(5 * row);
+    Attention(p, q.data() + (n - 5) * row, 5, n - 5, kv, verify.data(), pool2);
+    EXPECT_TRUE(BitEqual(one.data() + (n - 5) * row, verify.data(), verify.size())) << "verification";
   });
 }
 
