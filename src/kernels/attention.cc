@@ -454,11 +454,12 @@ struct Scratch {
   AlignedBuffer<int8_t> q_levels;   // [n_queries][head_dim]
   AlignedBuffer<float> q_d;         // [n_queries][head_dim / 32]
   AlignedBuffer<int32_t> q_corr;    // [n_queries][head_dim / 32]
+  AlignedBuffer<uint32_t> q_pairs;  // [n_queries][head_dim / 4][2]
 
   QueriesQ8 Q8(int64_t first_query, int64_t hd) const {
     const int nb = static_cast<int>(hd / KvQ8Geometry::kBlock);
     return QueriesQ8{q_levels.data() + first_query * hd, q_d.data() + first_query * nb,
-                     q_corr.data() + first_query * nb, hd, nb};
+                     q_corr.data() + first_query * nb, q_pairs.data() + first_query * (hd / 2), hd, nb};
   }
 
   template <typename T>
@@ -648,6 +649,12 @@ void LoadQueries(const Plan& plan, int kvh, int64_t r0, int64_t r1, float* dst) 
   }
 }
 
+// The int16 pair (a, b) as one 32-bit word (a in the low half).
+HWY_INLINE uint32_t PackPair(int8_t a, int8_t b) {
+  return static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(a))) |
+         static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(b))) << 16;
+}
+
 // Q8_0 K cache: queries [first, first + n) of s.q quantized into s.q_levels /
 // q_d / q_corr (QueriesQ8; kv_write.h's QuantizeQ8Block, d kept in F32).
 void QuantizeQueries(int64_t first, int64_t n, int64_t hd, Scratch& s) {
@@ -659,6 +666,11 @@ void QuantizeQueries(int64_t first, int64_t n, int64_t hd, Scratch& s) {
       int32_t sum = 0;
       for (int e = 0; e < KvQ8Geometry::kBlock; ++e) sum += levels[e];
       s.q_corr[i * nb + b] = -128 * sum;
+    }
+    const int8_t* levels = s.q_levels.data() + i * hd;
+    for (int64_t t = 0; t < hd / 4; ++t) {   // int16 pairs (l0, l2), (l1, l3) of each quad
+      s.q_pairs[(i * (hd / 4) + t) * 2] = PackPair(levels[4 * t], levels[4 * t + 2]);
+      s.q_pairs[(i * (hd / 4) + t) * 2 + 1] = PackPair(levels[4 * t + 1], levels[4 * t + 3]);
     }
   }
 }
@@ -677,6 +689,7 @@ void PrepareScratch(const Plan& plan, int64_t n_queries, Scratch& s) {
     Scratch::Ensure(s.q_levels, nq * plan.p->head_dim);
     Scratch::Ensure(s.q_d, nq * plan.p->head_dim / KvQ8Geometry::kBlock);
     Scratch::Ensure(s.q_corr, nq * plan.p->head_dim / KvQ8Geometry::kBlock);
+    Scratch::Ensure(s.q_pairs, nq * plan.p->head_dim / 2);
   }
 }
 

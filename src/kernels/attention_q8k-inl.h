@@ -48,6 +48,9 @@ struct QueriesQ8 {
   const int8_t* levels = nullptr;   // [n][hd]
   const float* d = nullptr;         // [n][nb]: F32 scale of each 32-element block
   const int32_t* corr = nullptr;    // [n][nb]: -128 * sum of the block's levels
+  // [n][hd / 4][2]: each quad's levels as int16 pairs (l0, l2) and (l1, l3)
+  // for ReorderWidenMulAccumulate (PackPair), so the kernels broadcast them from memory.
+  const uint32_t* pairs = nullptr;
   int64_t hd = 0;
   int nb = 0;                       // hd / 32
 };
@@ -78,13 +81,6 @@ HWY_INLINE float ScoreQ8Pair(const QueriesQ8& q, int64_t i, const uint8_t* regio
 
 // Keys as lanes: at most 16, so a vector never leaves a region (T is a multiple of 16).
 using DQ8 = hn::CappedTag<float, 16>;
-
-// The 4 levels of query i's quad as int16 pairs for ReorderWidenMulAccumulate:
-// (l0, l2) for the even bytes of a key's quad, (l1, l3) for the odd ones.
-HWY_INLINE uint32_t PackPair(int8_t a, int8_t b) {
-  return static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(a))) |
-         static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(b))) << 16;
-}
 
 // s[i * s_stride + j0 + lane] for kQ queries (from i0) and kG vectors of keys
 // (from j0): the file comment's arithmetic, lane = key.
@@ -136,9 +132,9 @@ HWY_INLINE void ScoreKeysQ8(const QueriesQ8& q, int64_t i0, const uint8_t* regio
         odd[k] = hn::BitCast(d16, hn::And(hn::ShiftRight<8>(x), low_bytes));  // bytes 1 and 3
       }
       for (int i = 0; i < kQ; ++i) {
-        const int8_t* ql = q.levels + (i0 + i) * q.hd + b * KvQ8Geometry::kBlock + 4 * t;
-        const auto q_even = hn::BitCast(d16, hn::Set(du, PackPair(ql[0], ql[2])));
-        const auto q_odd = hn::BitCast(d16, hn::Set(du, PackPair(ql[1], ql[3])));
+        const uint32_t* pair = q.pairs + ((i0 + i) * (q.hd / 4) + b * (KvQ8Geometry::kBlock / 4) + t) * 2;
+        const auto q_even = hn::BitCast(d16, hn::Set(du, pair[0]));
+        const auto q_odd = hn::BitCast(d16, hn::Set(du, pair[1]));
         for (int k = 0; k < kG; ++k) {
           VI& s0 = sum0[i * kG + k];
           s0 = hn::ReorderWidenMulAccumulate(di, even[k], q_even, s0, sum1[i * kG + k]);
