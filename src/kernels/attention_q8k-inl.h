@@ -9,9 +9,10 @@
 //   isum_b = sum over the block's 32 elements of qlevel * klevel   (exact int32)
 //   s = 0; for b ascending: s = fma(dq_b * dk_b, float(isum_b), s)
 // The integer sums are exact whatever order computes them, and the float
-// chain is per pair, so a score is the same bits on every target, in every
-// micro-tile, in decode and in prefill: unlike the F16 cache's scores, these
-// do not depend on the SIMD width.
+// chain is per pair, so a score is the same bits in every micro-tile, in
+// decode and in prefill, and on every target with a fused multiply-add (not
+// Highway's EMU128, whose MulAdd rounds twice): unlike the F16 cache's
+// scores, these do not depend on the SIMD width.
 //
 // The cache stores klevel + 128 (unsigned bytes, for VNNI's u8 x s8 products):
 // sum qlevel * (klevel + 128) = isum + 128 sum qlevel, so a query block's
