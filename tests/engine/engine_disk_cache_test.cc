@@ -22,8 +22,10 @@ namespace fs = std::filesystem;
 // Fresh directory per test (cairn_engine_disk_XXXXXX under /tmp).
 using TempDir = test::TempDir;
 
-std::unique_ptr<Engine> MakeEngine(const std::string& arch, const std::string& dir, uint64_t seed = 1) {
+std::unique_ptr<Engine> MakeEngine(const std::string& arch, const std::string& dir, uint64_t seed = 1,
+                                   bool k_q8 = false) {
   EngineOptions o;
+  o.k_q8 = k_q8;
   o.model_path = test::TinyModelPath(arch, DType::kF32, false, seed);
   o.threads = 2;
   o.cache_min_reuse = 8;
@@ -131,6 +133,33 @@ TEST_P(EngineDiskCache, AnotherModelsPacksAreMissesAndClearEmptiesBothTiers) {
   listing = engine->CacheListing();
   EXPECT_TRUE(listing["entries"].empty());
   EXPECT_TRUE(listing["disk"]["entries"].empty());
+}
+
+// --cache-type-k q8_0 on the hybrid: an F16 engine on the same directory
+// rejects its packs as another state layout, and after a restart the Q8_0 K
+// engine serves the conversation from disk with the tokens of its cold run.
+TEST(EngineDiskCacheQ8K, PacksRestoreAfterRestartAndAreAnotherLayoutForF16) {
+  TempDir dir;
+  const Json turn2 = Conversation(2);
+  std::vector<int32_t> reference;
+  {
+    const std::unique_ptr<Engine> engine = MakeEngine("qwen35", dir.path(), 1, /*k_q8=*/true);
+    reference = Generate(*engine, turn2, false).completion_ids;
+    ASSERT_EQ(reference.size(), 16u);
+    EXPECT_EQ(Generate(*engine, turn2, true).completion_ids, reference);
+  }
+  {
+    const std::unique_ptr<Engine> f16 = MakeEngine("qwen35", dir.path());
+    EXPECT_EQ(Generate(*f16, turn2, true).cached_tokens, 0);
+    const Json disk = f16->CacheListing()["disk"];
+    ASSERT_FALSE(disk["rejected"].empty()) << disk.dump();
+    EXPECT_NE(disk["rejected"][0]["reason"].get<std::string>().find("k=q8_0"), std::string::npos) << disk.dump();
+  }
+  const std::unique_ptr<Engine> engine = MakeEngine("qwen35", dir.path(), 1, /*k_q8=*/true);
+  const GenerationResult restored = Generate(*engine, turn2, true);
+  EXPECT_EQ(restored.completion_ids, reference);
+  EXPECT_GT(restored.cached_tokens, 0) << restored.cache.dump();
+  EXPECT_EQ(restored.cache["disk_tokens"].get<int64_t>(), restored.cached_tokens) << restored.cache.dump();
 }
 
 // Under the sanitizers (CAIRN_SANITIZED=1) the hybrid model alone.
