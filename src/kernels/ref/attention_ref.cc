@@ -20,17 +20,17 @@ double KvValue(const KvView& kv, const uint8_t* const* blocks, int64_t pos, int 
   return kv.dtype == DType::kF16 ? F16ToF32(h) : Bf16ToF32(h);
 }
 
-// Q8_0 K cache (kernels/attention_q8k-inl.h's numeric class): the score of the
-// scaled query, quantized like the kernel's, against the key's levels, as
-// sum_b dq_b * dk_b * isum_b in double.
-double ScoreQ8(const KvView& kv, const float* q_scaled, int64_t pos, int kvh) {
+// Q8_0 K cache (kernels/attention_q8k-inl.h's numeric class): the query
+// (scaled, then quantized like the kernel's: q_levels [hd], q_d [hd / 32])
+// against the key's levels, as sum_b dq_b * dk_b * isum_b in double.
+double ScoreQ8(const KvView& kv, const int8_t* q_levels, const float* q_d, int64_t pos, int kvh) {
   const KvQ8Geometry g{kv.block_tokens, kv.head_dim};
   const uint8_t* region = kv.k_blocks[pos / kv.block_tokens] + kvh * g.RegionBytes();
   const int64_t j = pos % kv.block_tokens;
   double s = 0;
-  int8_t levels[KvQ8Geometry::kBlock];
   for (int b = 0; b < g.Blocks(); ++b) {
-    const float dq = QuantizeQ8Block(q_scaled + b * KvQ8Geometry::kBlock, levels);
+    const float dq = q_d[b];
+    const int8_t* levels = q_levels + b * KvQ8Geometry::kBlock;
     int64_t isum = 0;
     for (int i = 0; i < KvQ8Geometry::kBlock; ++i) {
       const int quad = b * KvQ8Geometry::kBlock / 4 + i / 4;
@@ -59,9 +59,16 @@ void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t
       const int kvh = h / group;
       const float* qh = q + r * q_row_stride + h * q_head_stride;
       std::vector<double> s(n);
-      std::vector<float> q_scaled(hd);
-      for (int i = 0; i < hd; ++i) q_scaled[i] = qh[i] * p.scale;
-      for (int64_t t = 0; t < n && kv.k_q8; ++t) s[t] = ScoreQ8(kv, q_scaled.data(), t0 + t, kvh);
+      if (kv.k_q8) {   // the query quantized once per row and head
+        std::vector<float> q_scaled(hd), q_d(hd / KvQ8Geometry::kBlock);
+        std::vector<int8_t> q_levels(hd);
+        for (int i = 0; i < hd; ++i) q_scaled[i] = qh[i] * p.scale;
+        for (int b = 0; b < hd / KvQ8Geometry::kBlock; ++b) {
+          q_d[b] = QuantizeQ8Block(q_scaled.data() + b * KvQ8Geometry::kBlock,
+                                   q_levels.data() + b * KvQ8Geometry::kBlock);
+        }
+        for (int64_t t = 0; t < n; ++t) s[t] = ScoreQ8(kv, q_levels.data(), q_d.data(), t0 + t, kvh);
+      }
       for (int64_t t = 0; t < n && !kv.k_q8; ++t) {
         double dot = 0;
         for (int i = 0; i < hd; ++i) dot += static_cast<double>(qh[i]) * KvValue(kv, kv.k_blocks, t0 + t, kvh, i);
