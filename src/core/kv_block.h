@@ -86,16 +86,15 @@ struct KvLayout {
 
 class KvBlock {
  public:
-  explicit KvBlock(const KvLayout& layout)
-      : data_(layout.BlockBytes()), k_slab_bytes_(layout.SlabBytes(0)), v_slab_bytes_(layout.SlabBytes(1)) {}
+  explicit KvBlock(const KvLayout& layout) : data_(layout.BlockBytes()), layout_(layout) {}
 
   // K (kv=0) or V (kv=1) slab of one attention layer, head-major:
   // [kv_head][token_in_block][head_dim] elements, so decode attention reads
   // one head's positions as one contiguous run (a token-major slab made each
   // head's task read 1/n_kv_heads of every row: 2-3x slower from DRAM).
   // (K as Q8_0: KvQ8Geometry's regions, one per KV head.)
-  uint8_t* Slab(int attn_layer, int kv) { return data_.data() + SlabOffset(attn_layer, kv); }
-  const uint8_t* Slab(int attn_layer, int kv) const { return data_.data() + SlabOffset(attn_layer, kv); }
+  uint8_t* Slab(int attn_layer, int kv) { return data_.data() + layout_.SlabOffset(attn_layer, kv); }
+  const uint8_t* Slab(int attn_layer, int kv) const { return data_.data() + layout_.SlabOffset(attn_layer, kv); }
 
   size_t bytes() const { return data_.bytes(); }
   // All slabs as one run of bytes() bytes (the disk tier stores blocks whole).
@@ -108,19 +107,14 @@ class KvBlock {
 
   // A writable copy (copy-on-write).
   std::shared_ptr<KvBlock> CloneUnfrozen() const {
-    auto copy = std::shared_ptr<KvBlock>(new KvBlock(data_.Clone(), k_slab_bytes_, v_slab_bytes_));
+    auto copy = std::shared_ptr<KvBlock>(new KvBlock(data_.Clone(), layout_));
     return copy;
   }
 
  private:
-  KvBlock(AlignedBuffer<uint8_t> data, size_t k_slab_bytes, size_t v_slab_bytes)
-      : data_(std::move(data)), k_slab_bytes_(k_slab_bytes), v_slab_bytes_(v_slab_bytes) {}
-  size_t SlabOffset(int attn_layer, int kv) const {
-    return (k_slab_bytes_ + v_slab_bytes_) * static_cast<size_t>(attn_layer) + (kv == 1 ? k_slab_bytes_ : 0);
-  }
+  KvBlock(AlignedBuffer<uint8_t> data, const KvLayout& layout) : data_(std::move(data)), layout_(layout) {}
   AlignedBuffer<uint8_t> data_;
-  size_t k_slab_bytes_;
-  size_t v_slab_bytes_;
+  KvLayout layout_;   // where each slab starts (KvLayout::SlabOffset)
   std::atomic<bool> frozen_{false};
 };
 
