@@ -6,6 +6,7 @@ For each file and round: `llama-bench -m F -t T -p P -n N -fa 0 -r 1 -o json`, t
 `cairn bench --model F --threads T --prompt-tokens P --depths 0 --decode-tokens N`. Prints one
 row per file: the median over rounds of each engine's prefill and decode tok/s, their ratios
 (Cairn / llama.cpp; > 1 means Cairn is faster) and Cairn's peak RSS. Record `lscpu` with them.
+`--cache-type-k q8_0` runs both with a Q8_0 K cache (`-ctk q8_0`).
 `--depth D --prompt-tokens 0` compares decode after D cached tokens instead (`llama-bench -d D`,
 `cairn bench --depths D`; both fill the depth by prefill, untimed).
 
@@ -27,9 +28,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def llama_bench(binary, model, threads, prompt, decode, depth):
+def llama_bench(binary, model, threads, prompt, decode, depth, cache_type_k):
     cmd = [binary, "-m", model, "-t", str(threads), "-p", str(prompt), "-n", str(decode), "-fa", "0", "-r", "1",
-           "-o", "json"]
+           "-ctk", cache_type_k, "-o", "json"]
     if depth:
         cmd += ["-d", str(depth)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -52,9 +53,10 @@ def cairn_target(binary, max_target):
     return m.group(1) if m else "?"
 
 
-def cairn_bench(binary, model, threads, prompt, decode, max_target, depth):
+def cairn_bench(binary, model, threads, prompt, decode, max_target, depth, cache_type_k):
     out = subprocess.run([binary, "bench", "--model", model, "--threads", str(threads), "--prompt-tokens", str(prompt),
-                          "--depths", str(depth), "--decode-tokens", str(decode), "--paired-steps", "0"],
+                          "--depths", str(depth), "--decode-tokens", str(decode), "--paired-steps", "0",
+                          "--cache-type-k", cache_type_k],
                          capture_output=True, text=True, check=True, env=cairn_env(max_target)).stdout
     pp = tg = rss = None
     for line in out.splitlines():
@@ -84,12 +86,14 @@ def main():
     ap.add_argument("--depth", type=int, default=0,
                     help="decode after this many cached tokens (both engines fill them by prefill); with a depth, "
                          "prefill is not compared (use --prompt-tokens 0)")
+    ap.add_argument("--cache-type-k", default="f16", choices=["f16", "q8_0"],
+                    help="K cache type of both engines (llama-bench -ctk, cairn bench --cache-type-k)")
     args = ap.parse_args()
     llama = os.path.join(args.llama_build, "bin", "llama-bench")
     if not os.access(llama, os.X_OK):
         sys.exit(f"no llama-bench in {args.llama_build}/bin")
     print(f"Cairn kernels: {cairn_target(args.cairn, args.cairn_max_target)}; llama.cpp build: {args.llama_build}; "
-          f"{args.threads} threads\n")
+          f"{args.threads} threads; K cache {args.cache_type_k}\n")
     if args.depth and args.prompt_tokens:
         sys.exit("--depth compares decode only: pass --prompt-tokens 0")
     print(f"| model | prefill {args.prompt_tokens} llama.cpp | prefill Cairn | ratio | decode @{args.depth} llama.cpp | "
@@ -98,9 +102,10 @@ def main():
     for model in args.model:
         lp, lt, cp, ct, rss = [], [], [], [], []
         for r in range(args.rounds):
-            a = llama_bench(llama, model, args.threads, args.prompt_tokens, args.decode_tokens, args.depth)
+            a = llama_bench(llama, model, args.threads, args.prompt_tokens, args.decode_tokens, args.depth,
+                            args.cache_type_k)
             b = cairn_bench(args.cairn, model, args.threads, args.prompt_tokens, args.decode_tokens,
-                            args.cairn_max_target, args.depth)
+                            args.cairn_max_target, args.depth, args.cache_type_k)
             lp.append(a[0] or 0); lt.append(a[1]); cp.append(b[0] or 0); ct.append(b[1]); rss.append(b[2] or 0)
             print(f"<!-- {os.path.basename(model)} round {r + 1}: llama.cpp pp {a[0] or 0:.1f} tg {a[1]:.1f}, "
                   f"cairn pp {b[0] or 0:.1f} tg {b[1]:.1f} -->", file=sys.stderr, flush=True)
