@@ -75,6 +75,11 @@ struct KvLayout {
     return (SlabBytes(0) + SlabBytes(1)) * static_cast<size_t>(attn_layer) + (kv == 1 ? SlabBytes(0) : 0);
   }
   size_t BlockBytes() const { return (SlabBytes(0) + SlabBytes(1)) * static_cast<size_t>(n_attn_layers); }
+  // Zeroes, in every slab of one block's bytes (BlockBytes() of them), what
+  // positions [valid, block_tokens) hold (F16 rows; a Q8_0 K region's quads
+  // and scales of those tokens), so the block's bytes depend only on its first
+  // `valid` positions (sliding-window snapshots, model/state.cc).
+  void ZeroTokensFrom(uint8_t* block, int64_t valid) const;
   // Bytes of KV per token over all attention layers (for reporting; Q8_0 K
   // without the padding of T).
   size_t BytesPerToken() const {

@@ -17,8 +17,6 @@ SequenceState::SequenceState(const ModelConfig& config, DType kv_dtype, int bloc
     : config_(&config) {
   if (kv_dtype != DType::kF16 && kv_dtype != DType::kBF16) Fail("KV cache type must be f16 or bf16");
   if (k_q8 && config.n_attn_layers() > 0) {
-    // Sliding-window snapshots zero whole rows of the F16 layout (SnapshotWindowAt).
-    if (config.has_sliding()) Fail("--cache-type-k q8_0 is not supported for sliding-window models (gemma3)");
     if (config.head_dim % KvQ8Geometry::kBlock != 0) {
       Fail("--cache-type-k q8_0 needs a head dimension divisible by 32 (this model: {})", config.head_dim);
     }
@@ -30,7 +28,7 @@ SequenceState::SequenceState(const ModelConfig& config, DType kv_dtype, int bloc
   kv_layout_.k_q8 = k_q8;
   kv_layout_.block_tokens = block_tokens;
   if (config.has_sliding()) {
-    swa_layout_ = kv_layout_;   // F16 / BF16 K (q8_0 refused above)
+    swa_layout_ = kv_layout_;
     swa_layout_.n_attn_layers = config.n_sliding_layers();
     // Slots a window of W - 1 positions can touch (+1 for the misaligned case).
     swa_slots_ = (config.sliding_window - 1 + block_tokens - 1) / block_tokens + 1;
@@ -104,17 +102,7 @@ RecurrentSnapshotRef SequenceState::SnapshotWindowAt(int64_t p) const {
     std::memcpy(bytes.data() + i * block_bytes, swa_blocks_[b]->Slab(0, 0), block_bytes);
     // Canonical blob: positions >= p of the last block (written by a longer
     // pass, or stale) are zeroed, so the blob depends only on the first p tokens.
-    const int64_t valid = std::min<int64_t>(B, p - b * B);
-    if (valid < B) {
-      const size_t row = static_cast<size_t>(swa_layout_.head_dim) * swa_layout_.ElemBytes();
-      for (int64_t slab = 0; slab < 2 * swa_layout_.n_attn_layers; ++slab) {
-        const size_t offset = swa_layout_.SlabOffset(static_cast<int>(slab / 2), static_cast<int>(slab % 2));
-        for (int h = 0; h < swa_layout_.n_kv_heads; ++h) {
-          uint8_t* head = bytes.data() + i * block_bytes + offset + h * B * row;
-          std::memset(head + valid * row, 0, (B - valid) * row);
-        }
-      }
-    }
+    swa_layout_.ZeroTokensFrom(bytes.data() + i * block_bytes, std::min<int64_t>(B, p - b * B));
   }
   return std::make_shared<const RecurrentSnapshot>(p, std::move(bytes));
 }

@@ -93,11 +93,14 @@ TEST(AttentionTest, BitIdenticalAcrossSplitsAndThreads) {
 // Sliding window (gemma3): matches the windowed naive reference, with the
 // blocks wholly left of every row's window absent (null); one-shot, chunked
 // and token-by-token rows are bit-identical, over more than one partition.
+// With an F16 K cache and with a Q8_0 one (its reference: the same class).
 TEST(AttentionTest, SlidingWindowMatchesReferenceAndIsSplitInvariant) {
   const int heads = 4, kvh = 1, hd = 64, block = 16;
   const int64_t n = test::Sanitized() ? 300 : 2300;
+  for (const bool k_q8 : {false, true})
   for (const int64_t window : {int64_t{24}, int64_t{100}, int64_t{512}}) {
-    PagedKv kv(DType::kF16, block, kvh, hd, n, 13);
+    SCOPED_TRACE(k_q8 ? "q8_0 K" : "f16 K");
+    PagedKv kv(DType::kF16, block, kvh, hd, n, 13, k_q8);
     AttentionParams p = Params(heads, kvh, hd);
     p.window = window;
     const std::vector<float> q = test::RandomVector(n * heads * hd, -1.5f, 1.5f, 14);

@@ -42,7 +42,7 @@ class SlidingWindowTest : public testing::Test {
   std::vector<float> Run(const std::vector<int32_t>& tokens, const std::vector<size_t>& cuts, int threads,
                          int64_t chunk_tokens = 256, SequenceState* out_state = nullptr) {
     ThreadPool pool(threads);
-    auto state = model_->NewState();
+    auto state = NewState();
     SequenceState& st = out_state ? *out_state : *state;
     std::vector<float> all;
     size_t begin = 0;
@@ -62,7 +62,12 @@ class SlidingWindowTest : public testing::Test {
     return all;
   }
 
+  void CheckWindowCheckpoints();
+  // States of the K cache type under test (k_q8_: `--cache-type-k q8_0`).
+  std::unique_ptr<SequenceState> NewState() const { return model_->NewState(DType::kF16, k_q8_); }
+
   static Model* model_;
+  bool k_q8_ = false;
 };
 Model* SlidingWindowTest::model_ = nullptr;
 
@@ -119,11 +124,21 @@ TEST_F(SlidingWindowTest, SlidingMemoryIsBoundedByTheWindow) {
 
 // Window checkpoints inside one pass equal the blob of a pass ending there;
 // restoring one (global KV from the full run) and continuing is bit-exact.
+// With an F16 K cache and with a Q8_0 one (whose window blobs zero the quads
+// and scales of the positions past the checkpoint).
 TEST_F(SlidingWindowTest, WindowCheckpointsEqualSplitPassesAndResume) {
+  for (const bool k_q8 : {false, true}) {
+    SCOPED_TRACE(k_q8 ? "q8_0 K" : "f16 K");
+    k_q8_ = k_q8;
+    CheckWindowCheckpoints();
+  }
+}
+
+void SlidingWindowTest::CheckWindowCheckpoints() {
   ThreadPool pool(2);
   const auto tokens = RandomTokens(260, 41);
   const std::vector<int64_t> positions = {1, 23, 24, 63, 64, 65, 100, 150, 200, 260};
-  auto state = model_->NewState();
+  auto state = NewState();
   ForwardRequest req;
   req.tokens = tokens;
   req.all_logits = true;
@@ -141,7 +156,7 @@ TEST_F(SlidingWindowTest, WindowCheckpointsEqualSplitPassesAndResume) {
   for (size_t i = 0; i < positions.size(); ++i) {
     const int64_t pos = positions[i];
     ASSERT_EQ(taken[i]->position(), pos);
-    auto ref = model_->NewState();
+    auto ref = NewState();
     ForwardRequest head;
     head.tokens = std::span<const int32_t>(tokens.data(), static_cast<size_t>(pos));
     head.chunk_tokens = 33;
@@ -151,7 +166,7 @@ TEST_F(SlidingWindowTest, WindowCheckpointsEqualSplitPassesAndResume) {
     ASSERT_EQ(taken[i]->bytes(), expect->bytes());
     EXPECT_EQ(0, std::memcmp(taken[i]->data(), expect->data(), expect->bytes())) << "checkpoint at " << pos;
     if (pos == static_cast<int64_t>(tokens.size())) continue;
-    auto resumed = model_->NewState();
+    auto resumed = NewState();
     resumed->RestorePrefix(full.blocks, pos, taken[i]);
     ForwardRequest rest;
     rest.tokens = std::span<const int32_t>(tokens).subspan(static_cast<size_t>(pos));
