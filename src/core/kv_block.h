@@ -80,6 +80,9 @@ struct KvLayout {
   // and scales of those tokens), so the block's bytes depend only on its first
   // `valid` positions (sliding-window snapshots, model/state.cc).
   void ZeroTokensFrom(uint8_t* block, int64_t valid) const;
+  // Copies what positions [t0, t1) hold, in every slab, from one block's bytes
+  // to another's (same positions).
+  void CopyTokens(const uint8_t* src, uint8_t* dst, int64_t t0, int64_t t1) const;
   // Bytes of KV per token over all attention layers (for reporting; Q8_0 K
   // without the padding of T).
   size_t BytesPerToken() const {

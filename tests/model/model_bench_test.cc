@@ -16,7 +16,8 @@ namespace cairn::model::bench {
 namespace {
 
 TEST(ModelBenchTest, PairedStepsAreMeasuredAgainstTheirOwnProbePasses) {
-  for (const char* arch : {"qwen3", "qwen35"}) {
+  for (const char* arch : {"qwen3", "qwen35"})
+  for (const bool k_q8 : {false, true}) {   // --depth-fill copy replicates Q8_0 K regions too
     std::unique_ptr<Model> m = Model::Load(test::TinyModelPath(arch));
     ThreadPool pool(2);
     BandwidthProbe probe(pool, size_t{16} << 20);
@@ -31,10 +32,11 @@ TEST(ModelBenchTest, PairedStepsAreMeasuredAgainstTheirOwnProbePasses) {
     options.depth_fill = DepthFill::kCopy;
     options.fill_prompt_tokens = 64;
     options.paired_steps = 4;
+    options.k_q8 = k_q8;
     options.probe = &probe;
     const BenchResult result = RunModelBench(*m, options, pool);
     ASSERT_EQ(result.decode.size(), 2u) << arch;
-    const DecodeBytes bytes = CountDecodeBytes(*m);
+    const DecodeBytes bytes = CountDecodeBytes(*m, k_q8);
     for (const DecodeResult& d : result.decode) {
       EXPECT_EQ(d.bytes_per_token, bytes.Total(d.depth));
       EXPECT_EQ(d.timing.tokens, 3);

@@ -65,17 +65,13 @@ void Prefill(const Model& model, SequenceState& state, std::span<const int32_t> 
 // positions, every attention layer: position p >= n0 gets the K/V rows of
 // position p mod (B * full_blocks), i.e. the written whole blocks are cycled
 // through, into freshly allocated blocks (real memory, as a prefill would
-// use). Recurrent state is left as the prefill left it.
+// use), F16 rows and Q8_0 K regions alike. Recurrent state is left as the prefill left it.
 void ReplicateKv(SequenceState& state, int64_t depth) {
   const KvLayout& layout = state.kv_layout();
   const int64_t B = layout.block_tokens;
   const int64_t n0 = state.n_tokens();
   const int64_t full_blocks = n0 / B;
   if (full_blocks < 1) Fail("--depth-fill copy needs at least {} prefilled tokens (got {})", B, n0);
-  if (layout.k_q8) Fail("--depth-fill copy copies F16 / BF16 rows: use --depth-fill prefill with --cache-type-k q8_0");
-  // Slabs are head-major ([kv_head][block_tokens][head_dim]): copy each head's run.
-  const size_t row_bytes = static_cast<size_t>(layout.head_dim) * layout.ElemBytes();
-  const size_t head_bytes = static_cast<size_t>(B) * row_bytes;
   for (int64_t pos = n0; pos < depth;) {
     const int64_t block = pos / B;
     const int64_t t0 = pos % B;
@@ -83,15 +79,7 @@ void ReplicateKv(SequenceState& state, int64_t depth) {
     // Written positions [0, n0) include whole blocks [0, full_blocks); block
     // `block` takes its rows from block (block mod full_blocks), same offsets.
     const KvBlock& src = *state.blocks()[static_cast<size_t>(block % full_blocks)];
-    KvBlock& dst = state.WritableBlock(block);
-    for (int layer = 0; layer < layout.n_attn_layers; ++layer) {
-      for (int kv = 0; kv < 2; ++kv) {
-        for (int h = 0; h < layout.n_kv_heads; ++h) {
-          std::memcpy(dst.Slab(layer, kv) + h * head_bytes + t0 * row_bytes,
-                      src.Slab(layer, kv) + h * head_bytes + t0 * row_bytes, static_cast<size_t>(t1 - t0) * row_bytes);
-        }
-      }
-    }
+    layout.CopyTokens(src.data(), state.WritableBlock(block).data(), t0, t1);
     pos = block * B + t1;
   }
   state.Advance(depth - n0);
