@@ -81,6 +81,8 @@ TEST(AttentionQ8KTest, MatchesReference) {
       {DType::kBF16, 8, 2, 128, 64, 3, 37},      // GQA 4, continuation rows
       {DType::kF16, 8, 2, 256, 20, 1, 100},      // Qwen3.5 shape, T padded to 32, decode
       {DType::kF16, 4, 1, 64, 64, 40, big ? 2200 : 600},   // > 1 partition (2048)
+      {DType::kF16, 14, 2, 64, 64, 37, 90},      // GQA 7 (Qwen2.5-0.5B), 3 x 7 queries of remainder
+      {DType::kF16, 9, 3, 64, 64, 29, 0},        // GQA 3 (SmolLM2-135M)
   };
   for (const Case& c : cases) {
     PagedKv kv(c.v, c.block, c.kv_heads, c.hd, c.pos0 + c.rows, 7, /*k_q8=*/true);
