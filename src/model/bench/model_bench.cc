@@ -65,7 +65,8 @@ void Prefill(const Model& model, SequenceState& state, std::span<const int32_t> 
 // positions, every attention layer: position p >= n0 gets the K/V rows of
 // position p mod (B * full_blocks), i.e. the written whole blocks are cycled
 // through, into freshly allocated blocks (real memory, as a prefill would
-// use), F16 rows and Q8_0 K regions alike. Recurrent state is left as the prefill left it.
+// use), F16 rows and Q8_0 K regions alike (KvLayout::CopyTokens). Recurrent
+// state is left as the prefill left it.
 void ReplicateKv(SequenceState& state, int64_t depth) {
   const KvLayout& layout = state.kv_layout();
   const int64_t B = layout.block_tokens;
