@@ -37,10 +37,14 @@ namespace cairn {
 //   scales [head_dim / 32][T] F16 bits
 // so the 4 levels of quad t of block b of token j are the 4 bytes at
 // ((b * 8 + t) * T + j) * 4. kernels/kv_write.cc writes it, kernels/attention.cc
-// reads it. Needs head_dim % 32 == 0.
+// reads it. Needs head_dim % 32 == 0. The row stored is the key rotated by a
+// Walsh-Hadamard transform (Rotation()), which spreads a few large elements
+// (Qwen2's K biases) over the whole run so its 32-element blocks quantize finer;
+// attention rotates the queries the same way, so q.k is unchanged.
 struct KvQ8Geometry {
   static constexpr int kBlock = 32;         // elements per scale
   static constexpr int kTokenAlign = 16;    // T is a multiple of this
+  static constexpr int kMaxHeadDim = 1024;  // a row the writer rotates on its stack
   int block_tokens = 0;
   int head_dim = 0;
 
@@ -51,6 +55,17 @@ struct KvQ8Geometry {
   // Byte offset in a region of quad `quad` (0..head_dim/4) of token j, and of block b's scale.
   int64_t QuadOffset(int64_t quad, int64_t j) const { return (quad * Tokens() + j) * 4; }
   int64_t ScaleOffset(int64_t b, int64_t j) const { return LevelBytes() + (b * Tokens() + j) * 2; }
+  // Size of the Walsh-Hadamard rotation applied to every run of that many
+  // elements of a key row and of a query before they are quantized
+  // (kernels/kv_write.h RotateForQ8K): the largest power of two dividing
+  // head_dim when head_dim is a multiple of 64, else 0 (no rotation); the rule
+  // of llama.cpp's rotation for quantized K caches.
+  int Rotation() const {
+    if (head_dim <= 0 || head_dim % 64 != 0) return 0;
+    int size = 64;
+    while (head_dim % (2 * size) == 0) size *= 2;
+    return size;
+  }
 };
 
 // Geometry of a model's KV blocks (fixed per model).

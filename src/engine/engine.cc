@@ -69,7 +69,10 @@ cache::disk::PackIdentity DiskIdentity(const model::Model& model, const cache::d
                           "checkpointed={}",
                           model.config().arch_name, g.kv.n_attn_layers, g.kv.n_kv_heads, g.kv.head_dim,
                           static_cast<int>(g.kv.dtype), g.kv.block_tokens, g.snapshot_bytes, g.checkpointed);
-  if (g.kv.k_q8) id.layout += " k=q8_0";   // (F16 caches keep their identity)
+  // (F16 caches keep their identity.) "wht": keys stored Walsh-Hadamard rotated
+  // (KvQ8Geometry::Rotation), so packs of the unrotated Q8_0 K of earlier builds
+  // are another state layout.
+  if (g.kv.k_q8) id.layout += " k=q8_0+wht";
   // Kernels on every target match the scalar reference bit for bit (tests/kernels),
   // but the disk never stakes an answer on that: state from another target is a miss.
   id.target = kernels::ActiveTargetName();

@@ -660,6 +660,9 @@ HWY_INLINE uint32_t PackPair(int8_t a, int8_t b) {
 void QuantizeQueries(int64_t first, int64_t n, int64_t hd, Scratch& s) {
   const int64_t nb = hd / KvQ8Geometry::kBlock;
   for (int64_t i = first; i < first + n; ++i) {
+    // Rotated like the keys (kv_write.h): in place, the Q8_0 path reads s.q
+    // only here.
+    RotateForQ8K(s.q.data() + i * hd, static_cast<int>(hd), /*query=*/true);
     for (int64_t b = 0; b < nb; ++b) {
       int8_t* levels = s.q_levels.data() + i * hd + b * KvQ8Geometry::kBlock;
       s.q_d[i * nb + b] = QuantizeQ8Block(s.q.data() + i * hd + b * KvQ8Geometry::kBlock, levels);

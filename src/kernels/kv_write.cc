@@ -76,10 +76,35 @@ float QuantizeQ8Block(const float* x, int8_t* levels) {
   return d;
 }
 
+void RotateForQ8K(float* row, int head_dim, bool query) {
+  const int size = KvQ8Geometry{1, head_dim}.Rotation();
+  if (size == 0) return;
+  int log2_size = 0;
+  while ((1 << log2_size) < size) ++log2_size;
+  const int key_shift = log2_size / 2;
+  const float scale = std::ldexp(1.0f, -(query ? log2_size - key_shift : key_shift));
+  for (float* x = row; x < row + head_dim; x += size) {
+    for (int span = 1; span < size; span *= 2) {
+      for (int i = 0; i < size; i += 2 * span) {
+        for (int j = i; j < i + span; ++j) {
+          const float a = x[j], b = x[j + span];
+          x[j] = a + b;
+          x[j + span] = a - b;
+        }
+      }
+    }
+    for (int i = 0; i < size; ++i) x[i] *= scale;
+  }
+}
+
 namespace {
 
-// One head's row of token j into its KvQ8Geometry region.
-void StoreQ8Row(const KvQ8Geometry& g, const float* row, int64_t j, uint8_t* region) {
+// One head's row of token j into its KvQ8Geometry region (rotated first).
+void StoreQ8Row(const KvQ8Geometry& g, const float* key, int64_t j, uint8_t* region) {
+  CAIRN_CHECK(g.head_dim <= KvQ8Geometry::kMaxHeadDim);
+  float row[KvQ8Geometry::kMaxHeadDim];
+  std::copy(key, key + g.head_dim, row);
+  RotateForQ8K(row, g.head_dim, /*query=*/false);
   int8_t levels[KvQ8Geometry::kBlock];
   for (int b = 0; b < g.Blocks(); ++b) {
     const float d = QuantizeQ8Block(row + b * KvQ8Geometry::kBlock, levels);

@@ -14,7 +14,8 @@ namespace cairn::kernels {
 // head-major [n_kv_heads][block_tokens][head_dim] of dtype (kF16 or kBF16),
 // so one head's positions are contiguous for attention; or, dtype kQ8_0 (K
 // only), one core/kv_block.h KvQ8Geometry region per head, each row quantized
-// by QuantizeQ8Block. Writes the rows of `token_in_block` (= position % block_tokens).
+// by QuantizeQ8Block after RotateForQ8K. Writes the rows of `token_in_block`
+// (= position % block_tokens).
 void StoreKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const float* src, uint8_t* slab,
                   int token_in_block);
 
@@ -28,8 +29,18 @@ void F32RowToF16(const float* src, int64_t n, uint16_t* dst);
 // attention keeps a query's d in F32, the K cache stores F32ToF16(d).
 float QuantizeQ8Block(const float* x, int8_t* levels);
 
+// The Q8_0 K class's rotation, in place, of one row of head_dim elements:
+// every run of size = KvQ8Geometry{.., head_dim}.Rotation() elements (none
+// when 0) becomes W x * 2^-shift, W the size x size Sylvester Walsh-Hadamard
+// matrix (entries +-1; a fast transform, butterflies of span 1, 2, 4, ...,
+// each a + b, a - b in F32) and shift = floor(log2(size) / 2) for a key,
+// log2(size) - that for a query, so (rotated q) . (rotated k) = q . k (W W = size I)
+// with only exact power-of-two scalings. Keys are rotated by StoreKvToken,
+// queries by the attention kernel, before each is quantized.
+void RotateForQ8K(float* row, int head_dim, bool query);
+
 // Inverse, for tests and debugging: slab rows -> F32 [n_kv_heads][head_dim]
-// (Q8_0: level * d).
+// (Q8_0: level * d, i.e. the rotated key).
 void LoadKvToken(DType dtype, int n_kv_heads, int head_dim, int block_tokens, const uint8_t* slab,
                  int token_in_block, float* dst);
 

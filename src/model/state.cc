@@ -17,8 +17,9 @@ SequenceState::SequenceState(const ModelConfig& config, DType kv_dtype, int bloc
     : config_(&config) {
   if (kv_dtype != DType::kF16 && kv_dtype != DType::kBF16) Fail("KV cache type must be f16 or bf16");
   if (k_q8 && config.n_attn_layers() > 0) {
-    if (config.head_dim % KvQ8Geometry::kBlock != 0) {
-      Fail("--cache-type-k q8_0 needs a head dimension divisible by 32 (this model: {})", config.head_dim);
+    if (config.head_dim % KvQ8Geometry::kBlock != 0 || config.head_dim > KvQ8Geometry::kMaxHeadDim) {
+      Fail("--cache-type-k q8_0 needs a head dimension divisible by 32 and at most {} (this model: {})",
+           KvQ8Geometry::kMaxHeadDim, config.head_dim);
     }
   }
   kv_layout_.n_attn_layers = config.n_attn_layers();

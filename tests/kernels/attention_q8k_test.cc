@@ -28,22 +28,63 @@ namespace {
 using test::PagedKv;
 using test::Params;
 
+// The rotation (KvQ8Geometry::Rotation, RotateForQ8K) is the Sylvester
+// Walsh-Hadamard matrix times a power of two, per run of `size` elements, and
+// a rotated query and key keep their dot product.
+TEST(KvQ8Test, RotationIsScaledWalshHadamard) {
+  EXPECT_EQ((KvQ8Geometry{64, 32}.Rotation()), 0);    // head dim not a multiple of 64: none
+  EXPECT_EQ((KvQ8Geometry{64, 64}.Rotation()), 64);
+  EXPECT_EQ((KvQ8Geometry{64, 128}.Rotation()), 128);
+  EXPECT_EQ((KvQ8Geometry{64, 192}.Rotation()), 64);  // three runs of 64
+  EXPECT_EQ((KvQ8Geometry{64, 256}.Rotation()), 256);
+  for (const int hd : {32, 64, 128, 192, 256}) {
+    const int size = KvQ8Geometry{64, hd}.Rotation();
+    const std::vector<float> q = test::RandomVector(hd, -2.0f, 2.0f, 31);
+    const std::vector<float> k = test::RandomVector(hd, -2.0f, 2.0f, 32);
+    std::vector<float> rq = q, rk = k;
+    RotateForQ8K(rq.data(), hd, /*query=*/true);
+    RotateForQ8K(rk.data(), hd, /*query=*/false);
+    double dot = 0, rdot = 0;
+    for (int i = 0; i < hd; ++i) {
+      dot += static_cast<double>(q[i]) * k[i];
+      rdot += static_cast<double>(rq[i]) * rk[i];
+    }
+    EXPECT_NEAR(rdot, dot, 1e-4) << hd;
+    if (size == 0) {
+      EXPECT_EQ(rk, k);
+      continue;
+    }
+    int log2_size = 0;
+    while ((1 << log2_size) < size) ++log2_size;
+    const double key_scale = std::ldexp(1.0, -(log2_size / 2));
+    for (int run = 0; run < hd; run += size) {
+      for (int i = 0; i < size; ++i) {
+        double want = 0;   // row i of Sylvester's W: (-1)^popcount(i & j)
+        for (int j = 0; j < size; ++j) want += (__builtin_popcount(i & j) % 2 ? -1.0 : 1.0) * k[run + j];
+        ASSERT_NEAR(rk[run + i], want * key_scale, 1e-5) << "hd " << hd << " element " << run + i;
+      }
+    }
+  }
+}
+
 // Token 7 of a 20-token block (T = 32: padded), two heads of 64: the region's
-// bytes are ggml's quantize_row_q8_0 blocks (levels + 128, d as F16), and
-// LoadKvToken gives level * d back.
-TEST(KvQ8Test, RowsAreGgmlQ8_0Blocks) {
+// bytes are ggml's quantize_row_q8_0 blocks of the rotated row (levels + 128,
+// d as F16), and LoadKvToken gives level * d back.
+TEST(KvQ8Test, RowsAreGgmlQ8_0BlocksOfTheRotatedRow) {
   const int heads = 2, hd = 64, bt = 20, token = 7;
   const KvQ8Geometry g{bt, hd};
   ASSERT_EQ(g.Tokens(), 32);
   std::vector<float> x = test::RandomVector(heads * hd, -3.0f, 3.0f, 21);
-  for (int i = 32; i < 64; ++i) x[i] = 0.0f;   // an all-zero block: d = 0, levels 0
+  for (int i = 0; i < 64; ++i) x[i] = 0.0f;   // an all-zero head: d = 0, levels 0
   std::vector<uint8_t> slab(static_cast<size_t>(heads * g.RegionBytes()), 0xAB);
   StoreKvToken(DType::kQ8_0, heads, hd, bt, x.data(), slab.data(), token);
   std::vector<float> back(x.size());
   LoadKvToken(DType::kQ8_0, heads, hd, bt, slab.data(), token, back.data());
+  std::vector<float> rotated = x;
+  for (int h = 0; h < heads; ++h) RotateForQ8K(rotated.data() + h * hd, hd, /*query=*/false);
   for (int h = 0; h < heads; ++h) {
     std::vector<BlockQ8_0> want(hd / 32);
-    QuantizeRowQ8_0(x.data() + h * hd, hd, want.data());
+    QuantizeRowQ8_0(rotated.data() + h * hd, hd, want.data());
     const uint8_t* region = slab.data() + h * g.RegionBytes();
     for (int b = 0; b < hd / 32; ++b) {
       uint16_t d;

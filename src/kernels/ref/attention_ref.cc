@@ -21,7 +21,7 @@ double KvValue(const KvView& kv, const uint8_t* const* blocks, int64_t pos, int 
 }
 
 // Q8_0 K cache (kernels/attention_q8k-inl.h's numeric class): the query
-// (scaled, then quantized like the kernel's: q_levels [hd], q_d [hd / 32])
+// (scaled, rotated and quantized like the kernel's: q_levels [hd], q_d [hd / 32])
 // against the key's levels, as sum_b dq_b * dk_b * isum_b in double.
 double ScoreQ8(const KvView& kv, const int8_t* q_levels, const float* q_d, int64_t pos, int kvh) {
   const KvQ8Geometry g{kv.block_tokens, kv.head_dim};
@@ -63,6 +63,7 @@ void Attention(const AttentionParams& p, const float* q, int64_t n_rows, int64_t
         std::vector<float> q_scaled(hd), q_d(hd / KvQ8Geometry::kBlock);
         std::vector<int8_t> q_levels(hd);
         for (int i = 0; i < hd; ++i) q_scaled[i] = qh[i] * p.scale;
+        RotateForQ8K(q_scaled.data(), hd, /*query=*/true);
         for (int b = 0; b < hd / KvQ8Geometry::kBlock; ++b) {
           q_d[b] = QuantizeQ8Block(q_scaled.data() + b * KvQ8Geometry::kBlock,
                                    q_levels.data() + b * KvQ8Geometry::kBlock);
