@@ -14,6 +14,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -79,8 +80,7 @@ float QuantizeQ8Block(const float* x, int8_t* levels) {
 void RotateForQ8K(float* row, int head_dim, bool query) {
   const int size = KvQ8Geometry{1, head_dim}.Rotation();
   if (size == 0) return;
-  int log2_size = 0;
-  while ((1 << log2_size) < size) ++log2_size;
+  const int log2_size = std::countr_zero(static_cast<unsigned>(size));   // size is a power of two
   const int key_shift = log2_size / 2;
   const float scale = std::ldexp(1.0f, -(query ? log2_size - key_shift : key_shift));
   for (float* x = row; x < row + head_dim; x += size) {
